@@ -1,0 +1,79 @@
+"""certify: audit differential-privacy claims, keeping every number with its status.
+
+Every result is a :class:`Diagnostic` (a modelling score), a :class:`PopulationEstimate` (a sample
+value inserted into a valid population inequality) or a :class:`Certificate` (a finite-sample
+lower confidence bound, issued only by evaluating a sealed :class:`Protocol` once).
+"""
+
+from certify._core import Pair
+from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify.data import (
+    CleaningReport,
+    DevTestSplit,
+    EmbeddingTable,
+    ReservedSplit,
+    sample_pairs,
+)
+from certify.errors import (
+    CertifyError,
+    DataError,
+    EstimatorError,
+    ImmutableResultError,
+    LedgerError,
+    ParameterError,
+    ProtocolError,
+    ProtocolSealedError,
+    RecordError,
+    ReservedSplitReusedError,
+    StatusError,
+)
+from certify.ledger import Ledger, LedgerEntry
+from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedProtocol
+from certify.results import (
+    Certificate,
+    CertificateFamily,
+    Diagnostic,
+    PopulationEstimate,
+    Result,
+    Summary,
+    summarize,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Certificate",
+    "CertificateFamily",
+    "CertifyError",
+    "Claim",
+    "CleaningReport",
+    "DataError",
+    "DevTestSplit",
+    "Diagnostic",
+    "EmbeddingTable",
+    "EstimatorError",
+    "FixedTest",
+    "ImmutableResultError",
+    "Inconclusive",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerError",
+    "Pair",
+    "ParameterError",
+    "PopulationEstimate",
+    "PreregistrationRecord",
+    "Protocol",
+    "ProtocolError",
+    "ProtocolSealedError",
+    "RecordError",
+    "Refuted",
+    "ReservedSplit",
+    "ReservedSplitReusedError",
+    "Result",
+    "SealedProtocol",
+    "StatusError",
+    "Summary",
+    "refute",
+    "sample_pairs",
+    "summarize",
+]

@@ -1,0 +1,1 @@
+"""Known-epsilon benchmark: prototypes, mechanisms with exact references, oracle tests."""

@@ -1,0 +1,68 @@
+"""The error tree of certify.
+
+Every error certify raises on purpose derives from :class:`CertifyError` and from the built-in
+exception a caller would expect for that kind of problem, so ``except ValueError`` still works.
+Messages name the problem, the constraint and the value, then the fix when one is known.
+"""
+
+from __future__ import annotations
+
+from attrs.exceptions import FrozenInstanceError
+
+__all__ = [
+    "CertifyError",
+    "DataError",
+    "EstimatorError",
+    "ImmutableResultError",
+    "LedgerError",
+    "ParameterError",
+    "ProtocolError",
+    "ProtocolSealedError",
+    "RecordError",
+    "ReservedSplitReusedError",
+    "StatusError",
+]
+
+
+class CertifyError(Exception):
+    """Root of every error certify raises on purpose."""
+
+
+class ParameterError(ValueError, CertifyError):
+    """A parameter is outside its allowed range or of the wrong kind."""
+
+
+class DataError(ValueError, CertifyError):
+    """Input data cannot be used as given (bad file, bad values, too few rows, unknown identity)."""
+
+
+class EstimatorError(TypeError, CertifyError):
+    """An estimator or score function cannot be used as a fixed test."""
+
+
+class StatusError(TypeError, CertifyError):
+    """Results of different statuses (or methods) were combined, or a result was used as a number."""
+
+
+class ImmutableResultError(FrozenInstanceError, CertifyError):
+    """A field of a result, claim or record was assigned to; results never change once issued."""
+
+
+class ProtocolError(RuntimeError, CertifyError):
+    """The pre-registration protocol was used out of order or does not fit its data."""
+
+
+class ProtocolSealedError(ProtocolError):
+    """A sealed protocol was asked to change (register a test, change a setting)."""
+
+
+class ReservedSplitReusedError(ProtocolError):
+    """A reserved split was evaluated before; it can be evaluated once, ever."""
+
+
+class RecordError(ValueError, CertifyError):
+    """A pre-registration record is malformed, was edited after sealing, or belongs to other data."""
+
+
+class LedgerError(RuntimeError, CertifyError):
+    """The ledger file is unreadable, corrupted, not a ledger, or cannot be written."""

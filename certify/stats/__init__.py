@@ -1,0 +1,1 @@
+"""Pure numerics: arrays in, numbers out. Nothing here knows about result statuses."""
