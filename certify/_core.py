@@ -5,11 +5,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 import attrs
 
 from certify.errors import ImmutableResultError, ParameterError, StatusError
+
+if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
+    from attrs import Attribute
 
 __all__ = [
     "FrozenMap",
@@ -63,7 +66,7 @@ class FrozenMap(Mapping[str, Scalar]):
         return len(self._items)
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return hash(frozenset(self._items))  # order-free, like __eq__
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
@@ -81,7 +84,7 @@ def freeze_map(value: Mapping[str, Scalar] | None) -> FrozenMap:
     return FrozenMap(value)
 
 
-def _check_identity_name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _check_identity_name(instance: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: an identity label is a non-empty string."""
     if not isinstance(value, str) or not value:
         raise ParameterError(

@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import final
+from typing import TYPE_CHECKING, final
 
 import attrs
+from typeguard import typeguard_ignore
 
 from certify._core import check_delta, forbid_numeric_use
 from certify.errors import ParameterError, StatusError
 from certify.results import Certificate, CertificateFamily
 
+if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
+    from attrs import Attribute
+
 __all__ = ["Claim", "Inconclusive", "Refuted", "refute"]
 
 
-def _check_epsilon(instance: Claim, attribute: attrs.Attribute[float], value: float) -> None:
+def _to_float(value: object) -> object:
+    """Converter: real numbers (not bools) to float; anything else is left for the validator."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _check_epsilon(instance: Claim, attribute: Attribute[float], value: float) -> None:
     """Validator: a claimed epsilon is a finite number >= 0."""
     if (
         isinstance(value, bool)
@@ -30,7 +41,7 @@ def _check_epsilon(instance: Claim, attribute: attrs.Attribute[float], value: fl
         raise ParameterError(f"Claim.epsilon must be a finite number >= 0; got {value!r}.")
 
 
-def _check_claim_delta(instance: Claim, attribute: attrs.Attribute[float], value: float) -> None:
+def _check_claim_delta(instance: Claim, attribute: Attribute[float], value: float) -> None:
     """Validator: a claimed delta in [0, 1)."""
     check_delta(value, "Claim.delta")
 
@@ -58,8 +69,8 @@ class Claim:
     Claim(epsilon=1.0, delta=1e-05)
     """
 
-    epsilon: float = attrs.field(converter=float, validator=_check_epsilon)
-    delta: float = attrs.field(default=0.0, converter=float, validator=_check_claim_delta)
+    epsilon: float = attrs.field(converter=_to_float, validator=_check_epsilon)
+    delta: float = attrs.field(default=0.0, converter=_to_float, validator=_check_claim_delta)
 
 
 @final
@@ -127,6 +138,7 @@ for _cls in (Refuted, Inconclusive):
     forbid_numeric_use(_cls, "claim")
 
 
+@typeguard_ignore  # the body refuses other evidence with StatusError and the fix
 def refute(claim: Claim, evidence: Certificate | CertificateFamily) -> Refuted | Inconclusive:
     """Test a privacy claim against certified evidence.
 

@@ -544,12 +544,12 @@ class ReservedSplit:
 
     __slots__ = (
         "_rows",
+        "_spent",
         "counts",
         "dev_fraction",
         "development_fingerprint",
         "fingerprint",
         "seed",
-        "spent",
         "table_fingerprint",
     )
 
@@ -559,7 +559,7 @@ class ReservedSplit:
     table_fingerprint: str
     dev_fraction: float
     seed: int
-    spent: bool
+    _spent: bool
     _rows: dict[str, NDArray[np.float64]]
 
     def __init__(self) -> None:
@@ -588,8 +588,17 @@ class ReservedSplit:
         self.table_fingerprint = table_fingerprint
         self.dev_fraction = dev_fraction
         self.seed = seed
-        self.spent = False
+        self._spent = False
         return self
+
+    @property
+    def spent(self) -> bool:
+        """Whether this object's rows were evaluated (the ledger is the authoritative record)."""
+        return self._spent
+
+    def _mark_spent(self) -> None:
+        """Record in memory that the rows were evaluated; called only by the protocol."""
+        self._spent = True
 
     def _take(self, identity: str) -> NDArray[np.float64]:
         """The reserved rows of one identity; called only by the protocol during evaluation."""

@@ -47,6 +47,10 @@ class StatusError(TypeError, CertifyError):
 class ImmutableResultError(FrozenInstanceError, CertifyError):
     """A field of a result, claim or record was assigned to; results never change once issued."""
 
+    # attrs' FrozenError pins ``args`` to a class-level constant; restore the per-instance
+    # arguments so ``e.args``, pickling and logging see the real message.
+    args = BaseException.args
+
 
 class ProtocolError(RuntimeError, CertifyError):
     """The pre-registration protocol was used out of order or does not fit its data."""

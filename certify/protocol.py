@@ -627,6 +627,8 @@ class Protocol:
         Number of tests the Bonferroni correction covers; default (and minimum) the number of
         registered tests. Use it when this protocol is one of several in a stated family
         (paper Sec. 5.3 corrects over 8 conditions x 5 pairs).
+    annotations : Mapping, optional
+        JSON-serializable facts to keep in the record (e.g. candidate pairs, the protocol file).
 
     Raises
     ------
@@ -646,7 +648,7 @@ class Protocol:
     ()
     """
 
-    __slots__ = ("_sealed", "_tests", "confidence_level", "delta", "family_size", "name")
+    __slots__ = ("_sealed", "_tests", "annotations", "confidence_level", "delta", "family_size", "name")
 
     def __init__(
         self,
@@ -654,8 +656,15 @@ class Protocol:
         confidence_level: float = 0.95,
         delta: float = 0.0,
         family_size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = check_text(name, "name")
+        try:
+            self.annotations: dict[str, Any] = json.loads(
+                json.dumps(dict(annotations or {}), allow_nan=False)
+            )
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"annotations must be JSON-serializable, finite data ({exc}).") from exc
         self.confidence_level = check_confidence_level(confidence_level)
         self.delta = check_delta(delta)
         self.family_size = None if family_size is None else check_int(family_size, "family_size", 1)
@@ -766,6 +775,7 @@ class Protocol:
                 },
             },
             "tests": [t.to_json() for t in self._tests],
+            "annotations": self.annotations,
             "library": _versions(),
             "sealed_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "nonce": uuid.uuid4().hex,
@@ -924,6 +934,8 @@ class SealedProtocol:
             process using the same ledger. The message names who spent it and when.
         LedgerError
             If the ledger cannot be written; no reserved row has been read then.
+        RecordError
+            If ``record.content`` was changed after sealing; nothing is read or spent then.
 
         Notes
         -----
@@ -938,11 +950,16 @@ class SealedProtocol:
                 f"this sealed protocol ({self.record.protocol_name!r}) was already evaluated; a "
                 "reserved split can be evaluated once, ever."
             )
+        if hashlib.sha256(_canonical(self.record.content).encode()).hexdigest() != self.record.sha256:
+            raise RecordError(
+                "the pre-registration record was changed after sealing (its SHA-256 no longer "
+                "matches its content); nothing was read from the reserved split."
+            )
         _check_unspent(self._reserved, self.ledger)
         name = self.record.protocol_name
         self.ledger.spend(self._reserved.fingerprint, self.record.sha256, name)
         self._evaluated = True
-        self._reserved.spent = True
+        self._reserved._mark_spent()
         _SPENT_IN_PROCESS.add(self._reserved.fingerprint)
 
         proto = self.record.content["protocol"]

@@ -12,7 +12,7 @@ import math
 import numbers
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, final
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, final
 
 import attrs
 import numpy as np
@@ -20,7 +20,10 @@ import numpy as np
 from certify._core import FrozenMap, Pair, Scalar, check_delta, forbid_numeric_use, freeze_map
 from certify._token import ISSUER, IssueToken
 from certify.errors import ParameterError, StatusError
-from certify.stats.binomial import epsilon_lower_from_error_bounds
+from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+
+if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
+    from attrs import Attribute
 
 __all__ = [
     "Certificate",
@@ -36,7 +39,7 @@ __all__ = [
 StatusName: TypeAlias = Literal["Diagnostic", "PopulationEstimate", "Certificate"]
 
 
-def _not_nan(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _not_nan(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a real number that is not NaN."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise ParameterError(
@@ -45,7 +48,7 @@ def _not_nan(instance: object, attribute: attrs.Attribute[Any], value: Any) -> N
         )
 
 
-def _nonnegative(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _nonnegative(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a real number >= 0 (may be +inf), never NaN."""
     _not_nan(instance, attribute, value)
     if value < 0:
@@ -54,7 +57,7 @@ def _nonnegative(instance: object, attribute: attrs.Attribute[Any], value: Any) 
         )
 
 
-def _probability(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _probability(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a number in [0, 1]."""
     _not_nan(instance, attribute, value)
     if not 0.0 <= value <= 1.0:
@@ -63,7 +66,7 @@ def _probability(instance: object, attribute: attrs.Attribute[Any], value: Any) 
         )
 
 
-def _open_unit(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _open_unit(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a number in (0, 1)."""
     _not_nan(instance, attribute, value)
     if not 0.0 < value < 1.0:
@@ -72,13 +75,13 @@ def _open_unit(instance: object, attribute: attrs.Attribute[Any], value: Any) ->
         )
 
 
-def _optional_delta(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _optional_delta(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: None or a delta in [0, 1)."""
     if value is not None:
         check_delta(value, f"{type(instance).__name__}.{attribute.name}")
 
 
-def _count(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _count(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a non-negative integer."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ParameterError(
@@ -87,7 +90,7 @@ def _count(instance: object, attribute: attrs.Attribute[Any], value: Any) -> Non
         )
 
 
-def _strings(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _strings(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a tuple of strings."""
     if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
         raise ParameterError(
@@ -95,7 +98,7 @@ def _strings(instance: object, attribute: attrs.Attribute[Any], value: Any) -> N
         )
 
 
-def _sizes(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _sizes(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a tuple of non-negative integers."""
     if not isinstance(value, tuple) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
@@ -106,7 +109,7 @@ def _sizes(instance: object, attribute: attrs.Attribute[Any], value: Any) -> Non
         )
 
 
-def _optional_pair(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+def _optional_pair(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: None or a Pair."""
     if value is not None and not isinstance(value, Pair):
         raise ParameterError(
@@ -256,7 +259,7 @@ class PopulationEstimate:
         return _detail_float(self.details, "epsilon_hockey_stick")
 
 
-def _issued(instance: object, attribute: attrs.Attribute[IssueToken], value: IssueToken) -> None:
+def _issued(instance: object, attribute: Attribute[IssueToken], value: IssueToken) -> None:
     """Validator: the certificate was issued by the library."""
     if value is not ISSUER:
         raise StatusError(
@@ -333,6 +336,16 @@ class Certificate:
         check_delta(self.delta, "Certificate.delta")
         if self.false_positives > self.n_class0 or self.false_negatives > self.n_class1:
             raise ParameterError("Certificate error counts must not exceed their sample sizes.")
+        for name, k, n, u in (
+            ("u_fpr", self.false_positives, self.n_class0, self.u_fpr),
+            ("u_fnr", self.false_negatives, self.n_class1, self.u_fnr),
+        ):
+            bound = clopper_pearson_upper(k, n, self.alpha_per_rate)
+            if not math.isclose(bound, u, rel_tol=1e-12, abs_tol=1e-15):
+                raise ParameterError(
+                    f"Certificate.{name} must be the Clopper-Pearson bound of its counts at "
+                    f"alpha_per_rate ({bound!r}); got {u!r}."
+                )
         expected = epsilon_lower_from_error_bounds(self.u_fpr, self.u_fnr, self.delta)
         if not math.isclose(expected, self.epsilon_lower, rel_tol=1e-12, abs_tol=1e-15):
             raise ParameterError(
@@ -377,7 +390,7 @@ class Certificate:
         return self.false_positives == 0 and self.false_negatives == 0
 
 
-def _check_family(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+def _check_family(instance: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: a non-empty tuple of certificates at the family's level."""
     if not isinstance(value, tuple) or not all(isinstance(c, Certificate) for c in value):
         raise StatusError(f"CertificateFamily.certificates must be a tuple of Certificate; got {value!r}.")
@@ -516,7 +529,6 @@ def _guard_init(cls: type[Any]) -> None:
 _guard_init(Certificate)
 _guard_init(CertificateFamily)
 
-R = TypeVar("R", Diagnostic, PopulationEstimate, Certificate)
 
 
 @final
@@ -563,7 +575,7 @@ def _value(result: Result) -> tuple[str, float]:
     raise StatusError(f"expected a Diagnostic, PopulationEstimate or Certificate; got {result!r}.")
 
 
-def summarize(results: Sequence[R]) -> Summary:
+def summarize(results: Sequence[Result]) -> Summary:
     """Summarize results of one status and one method: median, infinities, positives.
 
     Parameters
