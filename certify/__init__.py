@@ -28,6 +28,16 @@ from certify.errors import (
     StatusError,
 )
 from certify.ledger import Ledger, LedgerEntry
+from certify.methods import (
+    AuditTable,
+    audit_pairs,
+    gauss_mech,
+    kde_lr,
+    mmd_permutation_test,
+    mmd_tv,
+    roc_oof,
+    select_pairs,
+)
 from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedProtocol
 from certify.results import (
     Certificate,
@@ -42,6 +52,7 @@ from certify.results import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditTable",
     "Certificate",
     "CertificateFamily",
     "CertifyError",
@@ -73,7 +84,14 @@ __all__ = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "audit_pairs",
+    "gauss_mech",
+    "kde_lr",
+    "mmd_permutation_test",
+    "mmd_tv",
     "refute",
+    "roc_oof",
     "sample_pairs",
+    "select_pairs",
     "summarize",
 ]
