@@ -1,0 +1,433 @@
+"""Auditor reports: every number with its status, assumptions and uncertainty in words."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import io
+import json
+import math
+import os
+import platform
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify.errors import DataError
+from certify.methods.audit import AuditTable
+from certify.results import Certificate, CertificateFamily, Diagnostic, PopulationEstimate
+
+__all__ = [
+    "Figure",
+    "certificate_sentence",
+    "describe_markdown",
+    "evaluation_markdown",
+    "file_sha256",
+    "manifest",
+    "markdown_to_html",
+    "safe_path",
+    "write_atomic",
+    "write_report",
+]
+
+Figure = tuple[str, bytes]
+"""A figure: caption and PNG bytes."""
+
+_METHOD_TITLES = {
+    "gauss_mech": "GaussMech (Eq. 9)",
+    "kde_lr": "KDE-LR (Eq. 10-11)",
+    "mmd_permutation": "MMD permutation test",
+    "mmd_tv": "MMD-TV (Eq. 12)",
+    "roc_oof": "ROC-HT out of fold (Eq. 15)",
+}
+
+STATUS_MEANING = {
+    "Diagnostic": (
+        "A **Diagnostic** is a modelling score. It has no differential-privacy meaning: it is not "
+        "an epsilon, not a bound and not an estimate of one, and it must not be compared with "
+        "the numbers in other sections."
+    ),
+    "PopulationEstimate": (
+        "A **PopulationEstimate** is a sample value inserted into a valid population inequality. "
+        "It carries no confidence: it is not a lower confidence bound and can exceed the true "
+        "epsilon. An infinite value comes from an empirical endpoint, not from proven perfect "
+        "separation."
+    ),
+    "Certificate": (
+        "A **Certificate** is a finite-sample lower confidence bound on epsilon, from fixed tests "
+        "chosen on development data and evaluated once on reserved data. Only certificates can "
+        "refute a privacy claim."
+    ),
+}
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fmt(x: float) -> str:
+    """A number for a report: infinity spelled out, otherwise 3 significant decimals."""
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
+        return f"{x:.3g}"
+    return f"{x:.3f}"
+
+
+def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
+    """One plain sentence saying what a certificate means."""
+    n = len(family.certificates)
+    level = (
+        f"{family.confidence_level:.0%}"
+        if family.confidence_level * 100 % 1 == 0
+        else (f"{family.confidence_level:.4g}")
+    )
+    if cert.epsilon_lower > 0:
+        return (
+            f"This is a lower confidence bound: with at least {level} confidence, simultaneously "
+            f"for all {n} pairs, epsilon is at least {_fmt(cert.epsilon_lower)} for pair "
+            f"{cert.pair} at delta = {cert.delta:g}, under the iid model."
+        )
+    return (
+        f"No positive bound for pair {cert.pair}: the test's error bounds at {level} simultaneous "
+        "confidence do not exclude epsilon = 0. This is not evidence of privacy."
+    )
+
+
+def manifest(
+    *,
+    input_path: str | os.PathLike[str] | None = None,
+    rows: int | None = None,
+    identities: int | None = None,
+    seeds: Mapping[str, int] | None = None,
+    pairs: Sequence[Sequence[str]] | None = None,
+    record_sha256: str | None = None,
+    ledger_entry: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A run manifest: inputs, versions, seeds, pairs, record hash and ledger entry."""
+    versions: dict[str, str] = {}
+    for dist in ("certify", "numpy", "scipy", "scikit-learn", "attrs", "numba", "matplotlib", "skops"):
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "not installed"
+    out: dict[str, Any] = {
+        "input": None
+        if input_path is None
+        else {"path": os.fspath(input_path), "sha256": file_sha256(input_path)},
+        "rows": rows,
+        "identities": identities,
+        "python": platform.python_version(),
+        "versions": versions,
+        "seeds": dict(seeds or {}),
+        "pairs": [list(p) for p in (pairs or [])],
+        "record_sha256": record_sha256,
+        "ledger_entry": dict(ledger_entry) if ledger_entry else None,
+    }
+    out.update(dict(extra or {}))
+    return out
+
+
+def _manifest_md(man: Mapping[str, Any]) -> list[str]:
+    """The manifest as a Markdown section."""
+    lines = ["## Manifest", ""]
+    inp = man.get("input")
+    if inp:
+        lines.append(f"- input: `{inp['path']}` (SHA-256 `{inp['sha256']}`)")
+    if man.get("rows") is not None:
+        lines.append(f"- rows: {man['rows']}; identities: {man['identities']}")
+    if man.get("record_sha256"):
+        lines.append(f"- pre-registration record SHA-256: `{man['record_sha256']}`")
+    entry = man.get("ledger_entry")
+    if entry:
+        lines.append(
+            f"- ledger entry: split `{str(entry.get('reserved_fingerprint'))[:16]}` spent at "
+            f"{entry.get('spent_at')} by protocol {entry.get('protocol_name')!r} "
+            f"(status {entry.get('status')})"
+        )
+    if man.get("seeds"):
+        lines.append("- seeds: " + ", ".join(f"{k} = {v}" for k, v in man["seeds"].items()))
+    lines.append(
+        f"- Python {man.get('python')}; " + ", ".join(f"{k} {v}" for k, v in man.get("versions", {}).items())
+    )
+    pairs = man.get("pairs") or []
+    if pairs:
+        shown = ", ".join(f"{a}~{b}" for a, b in pairs[:20])
+        lines.append(f"- pairs ({len(pairs)}): {shown}{' ...' if len(pairs) > 20 else ''}")
+    for key, value in man.items():
+        if key not in {
+            "input",
+            "rows",
+            "identities",
+            "record_sha256",
+            "ledger_entry",
+            "seeds",
+            "python",
+            "versions",
+            "pairs",
+        }:
+            lines.append(f"- {key}: {json.dumps(value, default=str)}")
+    return [*lines, ""]
+
+
+def evaluation_markdown(
+    family: CertificateFamily,
+    *,
+    claim: Claim | None = None,
+    man: Mapping[str, Any] | None = None,
+    title: str = "Pre-registered audit",
+    figures: Sequence[str] = (),
+) -> str:
+    """The report of a sealed protocol's evaluation (Markdown)."""
+    lines = [f"# {title}: {family.protocol_name}", ""]
+    lines += ["## Certificates", "", STATUS_MEANING["Certificate"], ""]
+    lines += [
+        f"Simultaneous confidence level: **{family.confidence_level:g}** over "
+        f"{len(family.certificates)} tests (Bonferroni, each error rate bounded one-sided at "
+        f"{family.certificates[0].alpha_per_rate:.3g}).",
+        "",
+        "| pair | test | false positives | false negatives | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in family.certificates:
+        lines.append(
+            f"| {c.pair} | {c.test_name} | {c.false_positives}/{c.n_class0} | "
+            f"{c.false_negatives}/{c.n_class1} | {c.u_fpr:.4f} | {c.u_fnr:.4f} | "
+            f"**{_fmt(c.epsilon_lower)}** |"
+        )
+    lines.append("")
+    for c in family.certificates:
+        lines.append(f"- {certificate_sentence(family, c)}")
+    lines += ["", "Assumptions of every certificate:", ""]
+    lines += [f"- {a}" for a in family.certificates[0].assumptions]
+    lines.append("")
+    lines += ["## Verdict", ""]
+    if claim is None:
+        lines.append("No claim was stated; no verdict.")
+    else:
+        verdict = refute(claim, family)
+        match verdict:
+            case Refuted():
+                lines.append(f"**Refuted.** {verdict}")
+            case Inconclusive():
+                lines.append(f"**Inconclusive.** {verdict}")
+        lines.append("")
+        lines.append(
+            "certify never says a mechanism is private: an inconclusive audit has not shown "
+            "the claim to hold."
+        )
+    lines.append("")
+    for name in figures:
+        lines += [f"![{name}]({name})", ""]
+    if man:
+        lines += _manifest_md(man)
+    return "\n".join(lines)
+
+
+def describe_markdown(
+    table: AuditTable,
+    *,
+    man: Mapping[str, Any] | None = None,
+    title: str = "Descriptive audit",
+    figures: Sequence[str] = (),
+) -> str:
+    """The report of descriptive routes, one section per status (Markdown)."""
+    lines = [f"# {title}", "", f"{len(table.pairs)} pairs audited.", ""]
+    groups = table.by_status()
+    headings = {"Diagnostic": "Diagnostics", "PopulationEstimate": "Population estimates"}
+    summaries = table.summaries()
+    for status in ("Diagnostic", "PopulationEstimate"):
+        if status not in groups:
+            continue
+        lines += [f"## {headings[status]}", "", STATUS_MEANING[status], ""]
+        lines += [
+            f"| method | pairs | median ({'score' if status == 'Diagnostic' else 'epsilon_estimate'}) "
+            f"| +inf values | positive | exact (0,1) corners |",
+            "|---|---|---|---|---|---|",
+        ]
+        for summary, corners in summaries:
+            if summary.status != status:
+                continue
+            lines.append(
+                f"| {_METHOD_TITLES.get(summary.method, summary.method)} | {summary.count} | "
+                f"{_fmt(summary.median)} ({status}) | {summary.n_infinite} | {summary.n_positive} | "
+                f"{'' if corners is None else corners} |"
+            )
+        lines.append("")
+        for method in table.methods():
+            group = [r for r in table.of_method(method) if r.status == status]
+            if group:
+                lines.append(f"Assumptions of {_METHOD_TITLES.get(method, method)}:")
+                lines += [f"- {a}" for a in group[0].assumptions]
+                lines.append("")
+        if status == "Diagnostic":
+            perms = [r for r in groups[status] if isinstance(r, Diagnostic) and r.method == "mmd_permutation"]
+            if perms:
+                ps = sorted(r.p_value or 1.0 for r in perms)
+                lines.append(
+                    f"MMD permutation p-values: smallest {ps[0]:.3g}, median {ps[len(ps) // 2]:.3g}; "
+                    "each is a separate, uncorrected test of equal distributions."
+                )
+                lines.append("")
+        if status == "PopulationEstimate":
+            roc = [r for r in groups[status] if isinstance(r, PopulationEstimate) and r.method == "roc_oof"]
+            inf_endpoint = sum(1 for r in roc if r.infinite_by_endpoint and not r.exact_corner)
+            if roc:
+                lines.append(
+                    f"{inf_endpoint} of {len(roc)} infinite or finite ROC conversions are infinite "
+                    "because of an empirical endpoint without the exact (0, 1) corner."
+                )
+                lines.append("")
+    lines += [
+        "## Certificates",
+        "",
+        "None: descriptive routes never produce certificates. To "
+        "test a claim, pre-register a protocol and evaluate it once on reserved data.",
+        "",
+    ]
+    for name in figures:
+        lines += [f"![{name}]({name})", ""]
+    if man:
+        lines += _manifest_md(man)
+    return "\n".join(lines)
+
+
+def _inline(text: str) -> str:
+    """Inline Markdown (bold, code) to HTML, escaping everything else."""
+    out = html.escape(text)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", out)
+    out = re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+    return out
+
+
+def markdown_to_html(markdown: str, images: Mapping[str, bytes], title: str) -> str:
+    """Render the small Markdown subset the reports use to self-contained HTML (PNG inlined)."""
+    body: list[str] = []
+    in_list = False
+    table_rows: list[list[str]] = []
+
+    def flush_table() -> None:
+        if not table_rows:
+            return
+        head, *rest = table_rows
+        body.append(
+            "<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
+        )
+        for row in rest:
+            body.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>")
+        body.append("</tbody></table>")
+        table_rows.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= {"-", ":"} for c in cells):
+                table_rows.append(cells)
+            continue
+        flush_table()
+        if line.startswith("- "):
+            if not in_list:
+                body.append("<ul>")
+                in_list = True
+            body.append(f"<li>{_inline(line[2:])}</li>")
+            continue
+        if in_list:
+            body.append("</ul>")
+            in_list = False
+        m = re.match(r"!\[(.*?)\]\((.*?)\)", line)
+        if m:
+            data = images.get(m.group(2))
+            if data is not None:
+                b64 = base64.b64encode(data).decode("ascii")
+                body.append(
+                    f'<figure><img alt="{html.escape(m.group(1))}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption>{html.escape(m.group(1))}</figcaption></figure>"
+                )
+            continue
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            body.append(f"<h{level}>{_inline(line[level:].strip())}</h{level}>")
+        elif line.strip():
+            body.append(f"<p>{_inline(line)}</p>")
+    flush_table()
+    if in_list:
+        body.append("</ul>")
+    style = (
+        "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:.25em .6em}"
+        "th{background:#eee}img{max-width:100%}code{background:#f4f4f4}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def safe_path(out_dir: str | os.PathLike[str], name: str) -> Path:
+    """A path inside ``out_dir``; names that would escape it are refused."""
+    base = Path(out_dir).resolve()
+    target = (base / name).resolve()
+    if base != target and base not in target.parents:
+        raise DataError(f"output name {name!r} would leave the output folder {str(base)!r}.")
+    return target
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write a file through a temporary file and a rename, so no half-written file remains."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(
+    out_dir: str | os.PathLike[str],
+    stem: str,
+    markdown: str,
+    figures: Sequence[Figure] = (),
+    *,
+    title: str = "certify report",
+) -> tuple[Path, Path]:
+    """Write ``stem.md`` (figures as PNG files beside it) and a self-contained ``stem.html``."""
+    images: dict[str, bytes] = {}
+    for caption, png in figures:
+        name = re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-") + ".png"
+        images[name] = png
+        write_atomic(safe_path(out_dir, name), png)
+        markdown = markdown.replace(f"]({caption})", f"]({name})")
+    md_path = safe_path(out_dir, f"{stem}.md")
+    html_path = safe_path(out_dir, f"{stem}.html")
+    write_atomic(md_path, markdown)
+    write_atomic(html_path, markdown_to_html(markdown, images, title))
+    return md_path, html_path
+
+
+def png(fig: Any) -> bytes:
+    """A matplotlib figure as PNG bytes (closes it)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()

@@ -1,0 +1,107 @@
+"""Report figures (matplotlib, Agg backend), returned as PNG bytes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from certify.claims import Claim
+from certify.methods.audit import AuditTable
+from certify.report._render import png
+from certify.results import CertificateFamily, Diagnostic, PopulationEstimate
+
+__all__ = ["auc_histogram", "certificate_bars", "confidence_corners", "mmd_histogram"]
+
+
+def _plt() -> object:
+    """Pyplot with the non-interactive backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def certificate_bars(family: CertificateFamily, claim: Claim | None = None) -> bytes:
+    """Bars of each certificate's epsilon_lower, with the claimed epsilon as a line."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))  # type: ignore[attr-defined]
+    labels = [str(c.pair) for c in family.certificates]
+    values = [c.epsilon_lower_at(claim.delta) if claim else c.epsilon_lower for c in family.certificates]
+    ax.bar(range(len(values)), values, color="#3b6ea8")
+    ax.set_xticks(range(len(values)), labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("epsilon_lower (Certificate)")
+    ax.set_title(f"Certified lower bounds, {family.confidence_level:g} simultaneous confidence")
+    if claim is not None:
+        ax.axhline(
+            claim.epsilon, color="#c0392b", linestyle="--", label=f"claimed epsilon = {claim.epsilon:g}"
+        )
+        ax.legend(fontsize=8)
+    return png(fig)
+
+
+def confidence_corners(family: CertificateFamily) -> bytes:
+    """ROC space: each test's observed operating point and its confidence corner (U_FPR, 1 - U_FNR)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.5, 4.5))  # type: ignore[attr-defined]
+    for c in family.certificates:
+        ax.plot([c.fpr, c.u_fpr], [1 - c.fnr, 1 - c.u_fnr], color="#999", linewidth=0.8)
+        ax.plot(c.fpr, 1 - c.fnr, "o", color="#3b6ea8", markersize=4)
+        ax.plot(c.u_fpr, 1 - c.u_fnr, "s", color="#c0392b", markersize=4)
+    xs = np.linspace(0, 1, 200)
+    best = max(c.epsilon_lower for c in family.certificates)
+    if best > 0 and math.isfinite(best):
+        ax.plot(
+            xs,
+            np.minimum(1, math.exp(best) * xs),
+            color="#2c7",
+            linestyle=":",
+            label=f"boundary at epsilon = {best:.3f}",
+        )
+        ax.legend(fontsize=7, loc="lower right")
+    ax.plot([0, 1], [0, 1], color="#ccc", linewidth=0.8)
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_title("observed (circle) and confidence corner (square)", fontsize=9)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    return png(fig)
+
+
+def mmd_histogram(table: AuditTable) -> bytes:
+    """Histogram of the sample MMD values (PopulationEstimate details) across pairs."""
+    plt = _plt()
+    values = [
+        float(r.details["mmd"])  # type: ignore[arg-type]
+        for r in table.of_method("mmd_tv")
+        if isinstance(r, PopulationEstimate) and r.details.get("mmd") is not None
+    ]
+    fig, ax = plt.subplots(figsize=(5, 3))  # type: ignore[attr-defined]
+    ax.hist(values, bins=20, color="#7a5ea8")
+    ax.set_xlabel("sample MMD (clipped square root of unbiased MMD^2)")
+    ax.set_ylabel("pairs")
+    ax.set_title("MMD across pairs (PopulationEstimate inputs, no confidence)", fontsize=9)
+    return png(fig)
+
+
+def auc_histogram(table: AuditTable) -> bytes:
+    """Histogram of out-of-fold AUCs, and of permutation p-values when present."""
+    plt = _plt()
+    aucs = [
+        r.auc for r in table.of_method("roc_oof") if isinstance(r, PopulationEstimate) and r.auc is not None
+    ]
+    ps = [
+        r.p_value
+        for r in table.of_method("mmd_permutation")
+        if isinstance(r, Diagnostic) and r.p_value is not None
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))  # type: ignore[attr-defined]
+    axes[0].hist(aucs, bins=20, range=(0, 1), color="#3b6ea8")
+    axes[0].set_xlabel("out-of-fold AUC")
+    axes[0].set_title("ROC-HT OOF (PopulationEstimate)", fontsize=9)
+    axes[1].hist(ps, bins=20, range=(0, 1), color="#a86e3b")
+    axes[1].set_xlabel("MMD permutation p-value")
+    axes[1].set_title("permutation tests (Diagnostic)", fontsize=9)
+    return png(fig)

@@ -1,0 +1,119 @@
+"""The auditor's two stages as functions: pre-register on development data, evaluate once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from certify.data import EmbeddingTable, sample_pairs
+from certify.ledger import Ledger
+from certify.methods.audit import select_pairs
+from certify.protocol import FixedTest, Protocol, SealedProtocol
+from certify.protocol_file import AuditPlan
+
+__all__ = ["Preregistration", "plan_estimator", "preregister"]
+
+
+@attrs.frozen
+class Preregistration:
+    """What the development stage chose and sealed.
+
+    Attributes
+    ----------
+    sealed : SealedProtocol
+        Ready to evaluate once.
+    candidates : tuple of tuple of str
+        The candidate pairs scored on development data.
+    selected : tuple of tuple of str
+        The pairs chosen, in order.
+    """
+
+    sealed: SealedProtocol
+    candidates: tuple[tuple[str, str], ...]
+    selected: tuple[tuple[str, str], ...]
+
+
+def plan_estimator(plan: AuditPlan) -> object:
+    """The classifier a plan names, unfitted."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=plan.C, solver="lbfgs", max_iter=plan.max_iter)
+
+
+def preregister(
+    plan: AuditPlan,
+    table: EmbeddingTable,
+    ledger: Ledger,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> Preregistration:
+    """Run the development stage of an audit plan and seal it.
+
+    Parameters
+    ----------
+    plan : AuditPlan
+        A validated protocol file.
+    table : EmbeddingTable
+        The whole table; it is split here with the plan's ``dev_fraction`` and ``split_seed``.
+    ledger : Ledger
+        Records the pre-registration; the same ledger must be used to evaluate.
+    progress : callable, optional
+        Receives short status lines.
+
+    Returns
+    -------
+    Preregistration
+
+    Notes
+    -----
+    Candidate pairs are the first ``plan.candidates`` of a seeded shuffle of all pairs (Sec. 5.1);
+    the ``plan.select`` most distinguishable are chosen on development data (without reusing an
+    identity when ``disjoint``), one test is fitted per selected pair on development rows, and the
+    protocol is sealed. No reserved row is read.
+    """
+    say = progress or (lambda line: None)
+    split = table.split(plan.dev_fraction, plan.split_seed)
+    dev = split.development
+    candidates = sample_pairs(dev.identities, count=min(plan.candidates, _n_pairs(dev)), seed=plan.pair_seed)
+    say(f"scoring {len(candidates)} candidate pairs on development data")
+    chosen = select_pairs(
+        dev, candidates, k=plan.select, disjoint=plan.disjoint, folds=plan.folds, seed=plan.cv_seed
+    )
+    protocol = Protocol(
+        name=plan.name,
+        confidence_level=plan.confidence_level,
+        delta=plan.delta,
+        family_size=plan.family_size,
+        annotations={
+            "plan": attrs.asdict(plan),
+            "candidate_pairs": [list(p.as_tuple()) for p in candidates],
+            "selected_pairs": [list(p.as_tuple()) for p in chosen],
+        },
+    )
+    estimator = plan_estimator(plan)
+    for i, pair in enumerate(chosen, start=1):
+        say(f"fitting test {i}/{len(chosen)} for pair {pair}")
+        protocol.register(
+            FixedTest.fit(
+                estimator,
+                dev,
+                pair,
+                threshold=plan.threshold,
+                folds=plan.folds,
+                seed=plan.cv_seed,
+                name=plan.classifier,
+            )
+        )
+    sealed = protocol.seal(split.reserved, ledger)
+    return Preregistration(
+        sealed=sealed,
+        candidates=tuple(p.as_tuple() for p in candidates),
+        selected=tuple(p.as_tuple() for p in chosen),
+    )
+
+
+def _n_pairs(table: EmbeddingTable) -> int:
+    """Number of unordered identity pairs."""
+    k = len(table.identities)
+    return k * (k - 1) // 2
