@@ -600,6 +600,19 @@ class ReservedSplit:
         """Record in memory that the rows were evaluated; called only by the protocol."""
         self._spent = True
 
+    def _row_keys(self) -> list[str]:
+        """Content keys of the rows: identity, vector bytes and repeat number of identical rows."""
+        keys: list[str] = []
+        for label, rows in self._rows.items():
+            seen: dict[bytes, int] = {}
+            for row in rows:
+                data = row.astype("<f8").tobytes()
+                count = seen.get(data, 0)
+                seen[data] = count + 1
+                h = hashlib.sha256(label.encode("utf-8") + b"\x00" + data + count.to_bytes(8, "little"))
+                keys.append(h.hexdigest()[:32])
+        return keys
+
     def _take(self, identity: str) -> NDArray[np.float64]:
         """The reserved rows of one identity; called only by the protocol during evaluation."""
         return self._rows[identity]

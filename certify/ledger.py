@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, final
@@ -28,6 +28,8 @@ _SCHEMA: Final = (
     " reserved_fingerprint TEXT PRIMARY KEY, record_sha256 TEXT NOT NULL,"
     " protocol_name TEXT NOT NULL, spent_at TEXT NOT NULL, pid INTEGER NOT NULL,"
     " host TEXT NOT NULL, status TEXT NOT NULL, completed_at TEXT, outcome_json TEXT)",
+    "CREATE TABLE IF NOT EXISTS spent_rows ("
+    " row_key TEXT PRIMARY KEY, reserved_fingerprint TEXT NOT NULL)",
 )
 
 
@@ -178,6 +180,7 @@ class Ledger:
             rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
             con.execute("SELECT count(*) FROM spent").fetchone()
             con.execute("SELECT count(*) FROM preregistrations").fetchone()
+            con.execute("SELECT count(*) FROM spent_rows").fetchone()
         except sqlite3.DatabaseError as exc:
             raise LedgerError(
                 f"{str(self.path)!r} is not a readable certify ledger ({exc}). It is not "
@@ -207,8 +210,17 @@ class Ledger:
             )
             con.execute("COMMIT")
 
-    def spend(self, reserved_fingerprint: str, record_sha256: str, protocol_name: str) -> LedgerEntry:
-        """Mark a reserved split spent, atomically; exactly one caller per split ever succeeds.
+    def spend(
+        self,
+        reserved_fingerprint: str,
+        record_sha256: str,
+        protocol_name: str,
+        row_keys: Sequence[str] = (),
+    ) -> LedgerEntry:
+        """Mark a reserved split (and each of its rows) spent, atomically; one caller ever succeeds.
+
+        ``row_keys`` identify the split's rows by content; a split that shares any row with an
+        earlier spent split (for example another split of the same table) is refused too.
 
         Returns
         -------
@@ -248,11 +260,35 @@ class Ledger:
                         entry.status,
                     ),
                 )
+                con.executemany(
+                    "INSERT INTO spent_rows VALUES (?, ?)",
+                    ((key, reserved_fingerprint) for key in row_keys),
+                )
                 con.execute("COMMIT")
         except sqlite3.IntegrityError:
             previous = self.entry(reserved_fingerprint)
+            if previous is None:
+                previous = self.overlap(row_keys)
+                raise ReservedSplitReusedError(_overlap_message(previous)) from None
             raise ReservedSplitReusedError(_reuse_message(reserved_fingerprint, previous)) from None
         return entry
+
+    def overlap(self, row_keys: Sequence[str]) -> LedgerEntry | None:
+        """The entry of an earlier spent split sharing a row with ``row_keys``, or None."""
+        with self._connect() as con:
+            for start in range(0, len(row_keys), 500):
+                chunk = list(row_keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                row = con.execute(
+                    f"SELECT reserved_fingerprint FROM spent_rows WHERE row_key IN ({marks}) LIMIT 1",
+                    chunk,
+                ).fetchone()
+                if row is not None:
+                    hit = con.execute(
+                        "SELECT * FROM spent WHERE reserved_fingerprint = ?", (row[0],)
+                    ).fetchone()
+                    return None if hit is None else LedgerEntry(*hit)
+        return None
 
     def complete(self, reserved_fingerprint: str, outcome_json: str) -> None:
         """Record the outcome of an evaluation that spent ``reserved_fingerprint``."""
@@ -287,6 +323,20 @@ class Ledger:
                 (record_sha256,),
             ).fetchone()
         return None if row is None else str(row[0])
+
+
+def _overlap_message(previous: LedgerEntry | None) -> str:
+    """The message of a ReservedSplitReusedError for rows shared with an earlier split."""
+    who = (
+        ""
+        if previous is None
+        else f" by protocol {previous.protocol_name!r} (record {previous.record_sha256[:12]}) at "
+        f"{previous.spent_at}"
+    )
+    return (
+        f"some reserved rows were already evaluated{who}, in another split of the same data. "
+        "Re-splitting data does not make them fresh: reserve new data for a new test."
+    )
 
 
 def _reuse_message(fingerprint: str, previous: LedgerEntry | None) -> str:

@@ -799,6 +799,11 @@ def _check_unspent(reserved: ReservedSplit, ledger: Ledger) -> None:
         from certify.ledger import _reuse_message
 
         raise ReservedSplitReusedError(_reuse_message(reserved.fingerprint, entry))
+    earlier = ledger.overlap(reserved._row_keys())
+    if earlier is not None:
+        from certify.ledger import _overlap_message
+
+        raise ReservedSplitReusedError(_overlap_message(earlier))
     if reserved.spent or reserved.fingerprint in _SPENT_IN_PROCESS:
         raise ReservedSplitReusedError(
             f"reserved split {reserved.fingerprint[:12]} was already evaluated in this process "
@@ -957,7 +962,9 @@ class SealedProtocol:
             )
         _check_unspent(self._reserved, self.ledger)
         name = self.record.protocol_name
-        self.ledger.spend(self._reserved.fingerprint, self.record.sha256, name)
+        self.ledger.spend(
+            self._reserved.fingerprint, self.record.sha256, name, self._reserved._row_keys()
+        )
         self._evaluated = True
         self._reserved._mark_spent()
         _SPENT_IN_PROCESS.add(self._reserved.fingerprint)

@@ -511,3 +511,30 @@ def test_record_changed_after_sealing_is_refused(make_table: TableFactory, ledge
     with pytest.raises(RecordError, match="changed after sealing"):
         sealed.evaluate()
     assert ledger.entry(sealed.reserved_fingerprint) is None
+
+
+def test_another_split_of_spent_rows_is_refused(make_table: TableFactory, ledger: cf.Ledger) -> None:
+    """Re-splitting a table with another seed does not make evaluated rows fresh."""
+    table = make_table((20, 20))
+    split, first = seal_tests(table, ledger, (PAIR,), name="first")
+    first.evaluate()
+    other = table.split(0.5, seed=1)
+    assert other.reserved.fingerprint != split.reserved.fingerprint
+    draft = cf.Protocol(name="resplit")
+    draft.register(cf.FixedTest.fit(None, other.development, PAIR))
+    with pytest.raises(ReservedSplitReusedError, match="another split of the same data"):
+        draft.seal(other.reserved, ledger=ledger)
+
+
+def test_overlapping_rows_are_refused_at_evaluation_too(make_table: TableFactory, ledger: cf.Ledger) -> None:
+    """Two splits sealed before either runs: the second evaluation is refused for shared rows."""
+    table = make_table((20, 20))
+    _, sealed_a = seal_tests(table, ledger, (PAIR,), name="a")
+    other = table.split(0.5, seed=1)
+    draft = cf.Protocol(name="b")
+    draft.register(cf.FixedTest.fit(None, other.development, PAIR))
+    sealed_b = draft.seal(other.reserved, ledger=ledger)
+    sealed_a.evaluate()
+    with pytest.raises(ReservedSplitReusedError, match="by protocol 'a'"):
+        sealed_b.evaluate()
+    assert ledger.entry(other.reserved.fingerprint) is None
