@@ -1,0 +1,167 @@
+"""The certify command line: end to end from CSV to report, exit codes, and refusals."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from certify.cli import main
+
+PROTOCOL = """\
+kind = "audit"
+[protocol]
+name = "cli-test"
+confidence_level = 0.95
+delta = 0.0
+[data]
+normalize = false
+dev_fraction = 0.5
+split_seed = 0
+[pairs]
+candidates = 6
+seed = 0
+select = 2
+[test]
+folds = 3
+[claim]
+epsilon = 0.5
+"""
+
+
+def write_table(path: Path, *, n: int = 30, k: int = 4, d: int = 5, seed: int = 0) -> None:
+    """A CSV with k well separated identities of n rows each."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["identity", *[f"x{j}" for j in range(d)]])
+        for i in range(k):
+            centre = np.zeros(d)
+            centre[i % d] = 8.0
+            for row in centre + rng.standard_normal((n, d)) * 0.1:
+                w.writerow([f"person{i}", *row.tolist()])
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, seed: int) -> Path:
+    """A folder with a table (data unique to the test) and a protocol file."""
+    write_table(tmp_path / "table.csv", seed=seed)
+    (tmp_path / "protocol.toml").write_text(PROTOCOL)
+    return tmp_path
+
+
+def test_preregister_evaluate_report_end_to_end(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CSV -> preregister -> evaluate writes a record, certificates and a report that says what they mean."""
+    args = ["--data", str(workdir / "table.csv"), "--ledger", str(workdir / "audit.ledger")]
+    assert (
+        main(["preregister", str(workdir / "protocol.toml"), *args, "--out", str(workdir / "rec.json")]) == 0
+    )
+    record = json.loads((workdir / "rec.json").read_text())
+    assert record["protocol"]["alpha_per_rate"] == pytest.approx(0.05 / 4)
+    assert len(record["tests"]) == 2
+    assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "report")]) == 0
+    out = capsys.readouterr().out
+    assert "[Certificate, 0.95 simultaneous]" in out
+    certs = json.loads((workdir / "report" / "certificates.json").read_text())["certificates"]
+    # 15 reserved rows per class, zero errors, alpha 0.0125: ceiling ln((1-U)/U) with U = 1 - a^(1/15)
+    u = 1 - 0.0125 ** (1 / 15)
+    assert certs[0]["epsilon_lower"] == pytest.approx(np.log((1 - u) / u))
+    report = (workdir / "report" / "evaluation.md").read_text()
+    assert (
+        "This is a lower confidence bound: with at least 95% confidence, simultaneously for all 2 pairs"
+        in report
+    )
+    assert "**Refuted.**" in report
+    assert "private" not in report.replace("never says a mechanism is private", "")
+    assert record["sha256"] in report
+    html = (workdir / "report" / "evaluation.html").read_text()
+    assert "data:image/png;base64," in html and "<script" not in html
+
+
+def test_second_evaluate_exits_3_naming_the_first(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Evaluating the same record twice exits 3 with a message naming the first evaluation."""
+    args = ["--data", str(workdir / "table.csv"), "--ledger", str(workdir / "audit.ledger")]
+    main(["preregister", str(workdir / "protocol.toml"), *args, "--out", str(workdir / "rec.json")])
+    assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "r1")]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "r2")]) == 3
+    err = capsys.readouterr().err
+    assert "already evaluated by protocol 'cli-test'" in err
+    assert not (workdir / "r2" / "evaluation.md").exists()
+
+
+def test_bad_inputs_exit_2_without_traceback(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing file, a bad protocol key and a bad option exit 2 with a message, not a traceback."""
+    assert main(["inspect", str(workdir / "missing.csv")]) == 2
+    assert "cannot open table" in capsys.readouterr().err
+    (workdir / "bad.toml").write_text(PROTOCOL.replace("select = 2", "selct = 2"))
+    code = main(
+        [
+            "preregister",
+            str(workdir / "bad.toml"),
+            "--data",
+            str(workdir / "table.csv"),
+            "--ledger",
+            str(workdir / "l"),
+            "--out",
+            str(workdir / "r.json"),
+        ]
+    )
+    assert code == 2
+    assert "pairs.selct is not a known key" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["plan", "--n", "ten"])
+    assert info.value.code == 2
+
+
+def test_edited_record_exits_2(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record edited after sealing is refused by its hash."""
+    args = ["--data", str(workdir / "table.csv"), "--ledger", str(workdir / "audit.ledger")]
+    main(["preregister", str(workdir / "protocol.toml"), *args, "--out", str(workdir / "rec.json")])
+    text = (workdir / "rec.json").read_text().replace('"confidence_level": 0.95', '"confidence_level": 0.5')
+    (workdir / "rec.json").write_text(text)
+    assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "r")]) == 2
+    assert "edited after sealing" in capsys.readouterr().err
+
+
+def test_inspect_reports_cleaning_and_ceiling(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`certify inspect` reports counts and says when sample sizes make every certificate zero."""
+    write_table(workdir / "small.csv", n=12, seed=99)
+    assert main(["inspect", str(workdir / "small.csv"), "--tests", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "identities: 4" in out
+    assert "no certificate can be positive" in out
+
+
+def test_plan_prints_the_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    """`certify plan` gives the zero-error ceiling of Appendix E (2.338 at n = 100 with 250 tests)."""
+    assert main(["plan", "--n", "100", "--tests", "250"]) == 0
+    assert "epsilon_lower = 2.3384" in capsys.readouterr().out
+
+
+def test_describe_keeps_statuses_apart(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`certify describe` labels medians with statuses; its report has one section per status."""
+    assert (
+        main(
+            [
+                "describe",
+                str(workdir / "table.csv"),
+                "--no-normalize",
+                "--pairs",
+                "3",
+                "--permutations",
+                "99",
+                "--out",
+                str(workdir / "d"),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "kde_lr           [Diagnostic]" in out
+    assert "roc_oof          [PopulationEstimate]" in out
+    md = (workdir / "d" / "describe.md").read_text()
+    assert md.index("## Diagnostics") < md.index("## Population estimates") < md.index("## Certificates")
