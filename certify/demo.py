@@ -180,7 +180,7 @@ def run_demo(out: Path, say: Callable[[str], None] = print) -> int:
     print("\n== 6. a small known-epsilon benchmark ==")
     from certify.benchmark.demo import run_small_benchmark
 
-    run_small_benchmark(out / "benchmark", say=say)
+    run_small_benchmark(out / "benchmark", say=print)
     elapsed = time.perf_counter() - start
     print(
         f"\nreports: {out / 'evaluation' / 'evaluation.html'}, {out / 'describe' / 'describe.html'}, "
