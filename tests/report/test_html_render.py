@@ -1,0 +1,87 @@
+"""Reports render in a real browser: self-contained HTML, every figure loads, statuses stay apart."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+CHECKER = """<script>
+window.addEventListener('load', function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var broken = imgs.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length;
+  document.title = 'IMAGES ' + imgs.length + ' BROKEN ' + broken;
+});
+</script>"""
+
+
+def make_evaluation_report(out: Path, seed: int) -> Path:
+    """Run a tiny pre-registered audit and write its report; return the HTML path."""
+    import certify as cf
+    from certify.report import certificate_bars, confidence_corners, evaluation_markdown, write_report
+
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(["a", "b", "c", "d"], 30)
+    x = rng.normal(size=(120, 4)) * 0.1 + np.repeat(np.eye(4) * 5, 30, axis=0)
+    table = cf.EmbeddingTable.from_arrays(labels, x)
+    split = table.split(0.5, seed=0)
+    protocol = cf.Protocol(name="render-test")
+    protocol.register(cf.FixedTest.fit(None, split.development, cf.Pair("a", "b"), folds=3))
+    protocol.register(cf.FixedTest.fit(None, split.development, cf.Pair("c", "d"), folds=3))
+    family = protocol.seal(split.reserved, ledger=cf.Ledger(out / "l.ledger")).evaluate()
+    claim = cf.Claim(epsilon=0.5)
+    figures = [
+        ("Certified lower bounds", certificate_bars(family, claim)),
+        ("Corners", confidence_corners(family)),
+    ]
+    md = evaluation_markdown(family, claim=claim, figures=[c for c, _ in figures])
+    _, html_path = write_report(out, "evaluation", md, figures, title="render test")
+    return html_path
+
+
+def test_html_is_self_contained(tmp_path: Path, seed: int) -> None:
+    """The HTML embeds its figures and references no external resource or script."""
+    html = make_evaluation_report(tmp_path, seed).read_text()
+    assert html.count("data:image/png;base64,") == 2
+    assert "<script" not in html
+    external = re.findall(r'(?:src|href)="(?!data:)([^"]+)"', html)
+    assert external == []
+    assert "## " not in html and "<h2>Certificates</h2>" in html
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs it)")
+def test_html_loads_in_headless_chromium_with_all_images(tmp_path: Path, seed: int) -> None:
+    """Headless Chromium loads the report and every embedded figure decodes."""
+    html_path = make_evaluation_report(tmp_path, seed)
+    probe = tmp_path / "probe.html"
+    probe.write_text(html_path.read_text().replace("</body>", CHECKER + "</body>"))
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "<title>IMAGES 2 BROKEN 0</title>" in done.stdout
+    assert "This is a lower confidence bound" in done.stdout
