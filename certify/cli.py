@@ -66,11 +66,36 @@ def _load_table(path: str, label_column: str, normalize: bool) -> Any:
     return EmbeddingTable.from_csv(path, label_column=label_column, normalize=normalize)
 
 
+def _writable_folder(path: str | Path) -> None:
+    """Create an output folder (or check it) before anything is sealed or spent."""
+    import tempfile
+
+    from certify.errors import DataError
+
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise DataError(
+            f"output folder {str(path)!r} cannot be written ({exc.strerror or exc}); nothing was "
+            "sealed or evaluated. Choose another --out."
+        ) from exc
+
+
 # -- commands ----------------------------------------------------------------------------------
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     """Describe a table and what its sizes allow."""
+    from certify._core import check_confidence_level, check_delta, check_int
+    from certify.errors import ParameterError
+
+    if not 0.0 < args.dev_fraction < 1.0:
+        raise ParameterError(f"--dev-fraction must be in (0, 1); got {args.dev_fraction!r}.")
+    check_int(args.tests, "--tests", 1)
+    check_confidence_level(args.confidence_level, "--confidence-level")
+    check_delta(args.delta, "--delta")
     table = _load_table(args.table, args.label_column, not args.no_normalize)
     counts = sorted(table.counts.values())
     print(f"table: {args.table}")
@@ -158,10 +183,11 @@ def _cmd_preregister(args: argparse.Namespace) -> int:
             f"{args.protocol} is a {type(plan).__name__}; preregister takes an audit protocol "
             "(kind = \"audit\"). Run benchmarks with 'certify benchmark'."
         )
+    out = Path(args.out)
+    _writable_folder(out.parent)
     table = _load_table(args.data, plan.label_column, plan.normalize)
     ledger = Ledger(args.ledger)
     pre = preregister(plan, table, ledger, progress=_say)
-    out = Path(args.out)
     write_atomic(safe_path(out.parent, out.name), pre.sealed.record.to_json())
     print(
         f"sealed protocol {plan.name!r}: {len(pre.selected)} tests on pairs "
@@ -201,6 +227,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     )
     ledger = Ledger(args.ledger)
     sealed = SealedProtocol.from_record(record, table, ledger)
+    _writable_folder(args.out)
     _say(f"evaluating {len(sealed.tests)} fixed tests on the reserved split (once, ever)")
     family = sealed.evaluate()
     claim_eps = args.claim_epsilon if args.claim_epsilon is not None else plan_info.get("claim_epsilon")
@@ -409,6 +436,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"certify: refused: {exc}\n")
         return EXIT_REFUSED
     except CertifyError as exc:
+        sys.stderr.write(f"certify: error: {exc}\n")
+        return EXIT_INPUT
+    except OSError as exc:  # a file or folder that cannot be read or written
         sys.stderr.write(f"certify: error: {exc}\n")
         return EXIT_INPUT
     except KeyboardInterrupt:

@@ -209,11 +209,17 @@ class EmbeddingTable:
         :attr:`cleaning`; duplicates are reported, not removed.
         """
         try:
-            array = np.asarray(vectors, dtype=np.float64)
+            is_complex = bool(np.iscomplexobj(vectors))
+            array = np.asarray(np.real(vectors) if is_complex else vectors, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise DataError(
                 f"vectors must be a 2-D array of real numbers; conversion failed ({exc})."
             ) from exc
+        if is_complex:  # a silent cast would drop the imaginary parts
+            raise DataError(
+                "vectors must be real numbers; got complex values. Pass the real part explicitly "
+                "(np.real(vectors)) if that is what you mean."
+            )
         if array.ndim != 2:
             raise DataError(
                 f"vectors must be a 2-D array (rows x dimension); got {array.ndim} dimension(s). "
@@ -230,7 +236,7 @@ class EmbeddingTable:
         if np.isinf(array).any():
             r, c = np.argwhere(np.isinf(array))[0]
             raise DataError(
-                f"vectors must be finite; row {int(r)}, column {int(c)} is {array[r, c]!r}. "
+                f"vectors must be finite; row {int(r)}, column {int(c)} is {float(array[r, c])!r}. "
                 "Fix or remove that row (missing values may be given as NaN)."
             )
         return cls._clean(label_list, array, normalize)
@@ -318,6 +324,9 @@ class EmbeddingTable:
                             row.append(math.nan)
                             continue
                         try:
+                            if "_" in text or not text.isascii():
+                                # float() also takes "1_0" and non-ASCII digits; a CSV number does not
+                                raise ValueError(text)
                             v = float(text)
                         except ValueError:
                             raise DataError(
@@ -350,7 +359,8 @@ class EmbeddingTable:
         """Drop missing and zero-norm rows, find duplicates, normalize when asked."""
         dropped: list[DroppedRow] = []
         missing = np.asarray(np.isnan(array).any(axis=1), dtype=bool)
-        norms = np.sqrt(np.einsum("ij,ij->i", np.nan_to_num(array), np.nan_to_num(array)))
+        # hypot.reduce: a plain sum of squares overflows for coordinates above ~1e154
+        norms = np.hypot.reduce(np.nan_to_num(array), axis=1)
         tiny = ~missing & (norms <= NORM_FLOOR)
         for i in np.flatnonzero(missing | tiny).tolist():
             reason = "missing value" if bool(missing[i]) else f"norm <= {NORM_FLOOR:g}"
@@ -362,7 +372,8 @@ class EmbeddingTable:
         kept_labels = [lab for lab, k in zip(labels, keep, strict=True) if k]
         within, across = _duplicates(kept_labels, kept)
         if normalize:
-            kept = kept / norms[keep][:, None]
+            scaled = kept / np.max(np.abs(kept), axis=1)[:, None]  # norms near 1e308 overflow
+            kept = scaled / np.hypot.reduce(scaled, axis=1)[:, None]
         groups: dict[str, list[int]] = defaultdict(list)
         for j, lab in enumerate(kept_labels):
             groups[lab].append(j)

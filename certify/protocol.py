@@ -111,6 +111,20 @@ class LinearScore:
         return {"kind": "linear", "coef": list(self.coef), "intercept": self.intercept}
 
 
+def _is_sklearn_class(name: str) -> bool:
+    """Whether a dotted name from a skops file is a class defined in scikit-learn."""
+    import importlib
+
+    module, _, attr = name.rpartition(".")
+    if not module.startswith("sklearn.") or not attr.isidentifier():
+        return False
+    try:
+        found = getattr(importlib.import_module(module), attr, None)
+    except Exception:
+        return False
+    return isinstance(found, type) and str(getattr(found, "__module__", "")).startswith("sklearn.")
+
+
 @final
 @attrs.frozen
 class SkopsScore:
@@ -156,11 +170,14 @@ class SkopsScore:
             untrusted = sio.get_untrusted_types(data=blob)
         except Exception as exc:
             raise RecordError(f"the stored model is not a valid skops file ({exc}).") from exc
-        refused = [t for t in untrusted if not t.startswith(("sklearn.", "numpy.", "builtins."))]
+        # A name is called by skops on load (with arguments from the file), so a prefix rule is
+        # not enough: "builtins.eval" or "numpy.load" would run code. Beyond skops' own safe
+        # defaults only scikit-learn classes are accepted.
+        refused = [t for t in untrusted if not _is_sklearn_class(t)]
         if refused:
             raise RecordError(
                 f"the stored model contains types that are not trusted: {refused[:5]!r}. Only "
-                "scikit-learn, numpy and builtin types are loaded from records."
+                "scikit-learn classes (beyond skops' safe defaults) are loaded from records."
             )
         try:
             model = sio.loads(blob, trusted=untrusted)
@@ -580,7 +597,8 @@ class PreregistrationRecord:
         """
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
+            # ValueError covers JSONDecodeError and over-long integers; deep nesting recurses.
             raise RecordError(f"the record is not valid JSON ({exc}).") from exc
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             raise RecordError(
@@ -600,12 +618,52 @@ class PreregistrationRecord:
                 "the record's SHA-256 does not match its content: it was edited after sealing "
                 f"(stated {str(claimed)[:12]}, computed {actual[:12]}). Use the original record."
             )
+        _check_record_layout(data)
         return cls(data, actual)
 
     @property
     def protocol_name(self) -> str:
         """The protocol's name."""
         return str(self.content["protocol"]["name"])
+
+
+_RECORD_LAYOUT: Final[dict[str, dict[str, type | tuple[type, ...]]]] = {
+    "protocol": {
+        "name": str,
+        "confidence_level": (int, float),
+        "delta": (int, float),
+        "n_tests": int,
+        "family_size": int,
+        "alpha_per_rate": (int, float),
+    },
+    "data": {
+        "table_fingerprint": str,
+        "development_fingerprint": str,
+        "reserved_fingerprint": str,
+        "dev_fraction": (int, float),
+        "seed": int,
+        "reserved_counts": dict,
+    },
+}
+
+
+def _check_record_layout(data: Mapping[str, Any]) -> None:
+    """Raise RecordError unless a hashed record has the sections and field types evaluation reads."""
+    for section, fields in _RECORD_LAYOUT.items():
+        part = data.get(section)
+        if not isinstance(part, dict):
+            raise RecordError(f"record section {section!r} must be an object; got {part!r:.60}.")
+        for key, kind in fields.items():
+            value = part.get(key)
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise RecordError(
+                    f"record field {section}.{key} is missing or of the wrong type; got {value!r:.60}."
+                )
+    tests = data.get("tests")
+    if not isinstance(tests, list) or not tests or not all(isinstance(t, dict) for t in tests):
+        raise RecordError(f"record field tests must be a non-empty list of objects; got {tests!r:.60}.")
+    if not isinstance(data.get("annotations", {}), dict):
+        raise RecordError("record field annotations must be an object.")
 
 
 # -- protocol states ---------------------------------------------------------------------------

@@ -106,10 +106,18 @@ def _get(
     return value
 
 
+def _finite(value: float) -> bool:
+    """Whether a TOML number is finite as a float (an integer too large for a float is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _range(value: float, section: str, key: str, lo: float, hi: float, lo_open: bool, hi_open: bool) -> float:
     """Check a number lies in an interval."""
     ok = (
-        math.isfinite(value)
+        _finite(value)
         and (value > lo if lo_open else value >= lo)
         and (value < hi if hi_open else value <= hi)
     )
@@ -216,6 +224,8 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
         _get(data, "data", "dev_fraction", (int, float), 0.7), "data", "dev_fraction", 0.0, 1.0, True, True
     )
     split_seed = _get(data, "data", "split_seed", int, 0)
+    if split_seed < 0:
+        raise ProtocolFileError(f"data.split_seed must be an integer >= 0; got {split_seed!r}.")
 
     pairs = _section(doc, "pairs")
     _unknown(pairs, "pairs", {"candidates", "seed", "select", "disjoint"})
@@ -229,6 +239,8 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
             f"pairs.select must be at most pairs.candidates ({candidates}); got {select!r}."
         )
     pair_seed = _get(pairs, "pairs", "seed", int, 0)
+    if pair_seed < 0:
+        raise ProtocolFileError(f"pairs.seed must be an integer >= 0; got {pair_seed!r}.")
     disjoint = _get(pairs, "pairs", "disjoint", bool, True)
 
     test = _section(doc, "test", required=False)
@@ -243,12 +255,14 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
     threshold = _get(test, "test", "threshold", (str, int, float), "youden")
     if isinstance(threshold, str) and threshold != "youden":
         raise ProtocolFileError(f"test.threshold must be 'youden' or a number; got {threshold!r}.")
-    if not isinstance(threshold, str) and not math.isfinite(threshold):
+    if not isinstance(threshold, str) and not _finite(threshold):
         raise ProtocolFileError(f"test.threshold must be finite; got {threshold!r}.")
     folds = _get(test, "test", "folds", int, 5)
     if folds < 2:
         raise ProtocolFileError(f"test.folds must be an integer >= 2; got {folds!r}.")
     cv_seed = _get(test, "test", "seed", int, 0)
+    if cv_seed < 0:
+        raise ProtocolFileError(f"test.seed must be an integer >= 0; got {cv_seed!r}.")
 
     claim = _section(doc, "claim", required=False)
     _unknown(claim, "claim", {"epsilon", "delta"})
@@ -302,7 +316,8 @@ def load_protocol_file(path: str | os.PathLike[str]) -> AuditPlan | BenchmarkPla
 
     Examples
     --------
-    >>> plan = parse_protocol(tomllib.loads('[protocol]\\nname = "a"\\n[data]\\n[pairs]\\n'))
+    >>> text = "\n".join(["[protocol]", 'name = "a"', "[data]", "[pairs]"])
+    >>> plan = parse_protocol(tomllib.loads(text))
     >>> plan.dev_fraction, plan.select
     (0.7, 5)
     """

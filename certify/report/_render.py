@@ -378,8 +378,11 @@ def markdown_to_html(markdown: str, images: Mapping[str, bytes], title: str) -> 
 
 def safe_path(out_dir: str | os.PathLike[str], name: str) -> Path:
     """A path inside ``out_dir``; names that would escape it are refused."""
-    base = Path(out_dir).resolve()
-    target = (base / name).resolve()
+    try:
+        base = Path(out_dir).resolve()
+        target = (base / name).resolve()
+    except (ValueError, OSError, RuntimeError) as exc:  # a NUL byte; a symlink loop
+        raise DataError(f"output name {name!r} is not a usable path ({exc}).") from exc
     if base != target and base not in target.parents:
         raise DataError(f"output name {name!r} would leave the output folder {str(base)!r}.")
     return target
