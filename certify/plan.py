@@ -24,7 +24,7 @@ def alpha_per_rate(n_tests: int, confidence_level: float) -> float:
 
     Examples
     --------
-    >>> alpha_per_rate(40, 0.95)
+    >>> round(alpha_per_rate(40, 0.95), 12)
     0.000625
     """
     n = check_int(n_tests, "n_tests", 1)
