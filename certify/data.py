@@ -432,6 +432,20 @@ class EmbeddingTable:
     def __reduce__(self) -> tuple[object, ...]:
         return (EmbeddingTable, (dict(self._rows), self.cleaning))
 
+    def _repeated_rows(self) -> dict[str, NDArray[np.bool_]]:
+        """Per identity, which rows hold a vector that occurs more than once in the whole table."""
+        stacked = np.ascontiguousarray(np.vstack([self._rows[k] for k in self.identities]))
+        keys = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
+        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        flags = counts[inverse.ravel()] > 1
+        out: dict[str, NDArray[np.bool_]] = {}
+        start = 0
+        for k in self.identities:
+            n = self._rows[k].shape[0]
+            out[k] = flags[start : start + n]
+            start += n
+        return out
+
     # -- splitting ----------------------------------------------------------------------------
 
     def split(self, dev_fraction: float, seed: int) -> DevTestSplit:
@@ -469,6 +483,8 @@ class EmbeddingTable:
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
         rng = np.random.default_rng(int(seed))
+        repeated = self._repeated_rows()
+        shared: dict[str, NDArray[np.bool_]] = {}
         dev: dict[str, NDArray[np.float64]] = {}
         test: dict[str, NDArray[np.float64]] = {}
         short: list[str] = []
@@ -482,6 +498,7 @@ class EmbeddingTable:
                 continue
             dev[name] = rows[np.sort(perm[:n_dev])]
             test[name] = rows[np.sort(perm[n_dev:])]
+            shared[name] = repeated[name][np.sort(perm[n_dev:])]
         if short:
             raise DataError(
                 f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
@@ -495,6 +512,7 @@ class EmbeddingTable:
             table_fingerprint=self.fingerprint,
             dev_fraction=float(dev_fraction),
             seed=int(seed),
+            repeated=shared,
         )
         return DevTestSplit(
             development=development,
@@ -554,6 +572,7 @@ class ReservedSplit:
     """
 
     __slots__ = (
+        "_repeated",
         "_rows",
         "_spent",
         "counts",
@@ -572,6 +591,7 @@ class ReservedSplit:
     seed: int
     _spent: bool
     _rows: dict[str, NDArray[np.float64]]
+    _repeated: dict[str, NDArray[np.bool_]]
 
     def __init__(self) -> None:
         raise ProtocolError(
@@ -588,11 +608,13 @@ class ReservedSplit:
         table_fingerprint: str,
         dev_fraction: float,
         seed: int,
+        repeated: dict[str, NDArray[np.bool_]],
     ) -> ReservedSplit:
         """Internal constructor used by :meth:`EmbeddingTable.split`."""
         self = object.__new__(cls)
         frozen = {k: _readonly(v) for k, v in sorted(rows.items())}
         self._rows = frozen
+        self._repeated = {k: repeated[k] for k in frozen}
         self.fingerprint = _fingerprint(frozen.items(), "certify.reserved.v1")
         self.counts = FrozenMap({k: int(v.shape[0]) for k, v in frozen.items()})  # type: ignore[assignment]
         self.development_fingerprint = development_fingerprint
@@ -612,16 +634,29 @@ class ReservedSplit:
         self._spent = True
 
     def _row_keys(self) -> list[str]:
-        """Content keys of the rows: identity, vector bytes and repeat number of identical rows."""
+        """Keys that let the ledger recognise these rows in any later split.
+
+        A vector that occurs once in its whole table is keyed by its identity and content, so the
+        same row is recognised in another split, a subset or a superset of the table. Vectors
+        that repeat in the table (discrete outputs such as randomized response) would collide
+        with independent draws of the same value, so they are keyed by the source table's
+        fingerprint, identity, content and repeat number: re-splitting that table is recognised,
+        fresh data are not mistaken for spent data.
+        """
         keys: list[str] = []
         for label, rows in self._rows.items():
             seen: dict[bytes, int] = {}
-            for row in rows:
+            tag = label.encode("utf-8") + b"\x00"
+            for row, repeated in zip(rows, self._repeated[label].tolist(), strict=True):
                 data = row.astype("<f8").tobytes()
-                count = seen.get(data, 0)
-                seen[data] = count + 1
-                h = hashlib.sha256(label.encode("utf-8") + b"\x00" + data + count.to_bytes(8, "little"))
-                keys.append(h.hexdigest()[:32])
+                if repeated:
+                    count = seen.get(data, 0)
+                    seen[data] = count + 1
+                    scope = b"s" + self.table_fingerprint.encode()
+                    payload = scope + tag + data + count.to_bytes(8, "little")
+                else:
+                    payload = b"u" + tag + data
+                keys.append(hashlib.sha256(payload).hexdigest()[:32])
         return keys
 
     def _take(self, identity: str) -> NDArray[np.float64]:

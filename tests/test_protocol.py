@@ -538,3 +538,32 @@ def test_overlapping_rows_are_refused_at_evaluation_too(make_table: TableFactory
     with pytest.raises(ReservedSplitReusedError, match="by protocol 'a'"):
         sealed_b.evaluate()
     assert ledger.entry(other.reserved.fingerprint) is None
+
+
+def test_independent_discrete_samples_are_not_mistaken_for_spent_rows(ledger: cf.Ledger, seed: int) -> None:
+    """Fresh draws of a discrete mechanism repeat values but are new data; a re-split is still refused."""
+    rng = np.random.default_rng(seed)
+    values = np.eye(3) * 4.0
+
+    def discrete_table() -> cf.EmbeddingTable:
+        # identity i outputs its own point with probability 0.9, else another identity's point
+        labels, rows = [], []
+        for i in range(3):
+            own = rng.random(40) < 0.9
+            other = (i + rng.integers(1, 3, size=40)) % 3
+            rows.append(values[np.where(own, i, other)])
+            labels += [f"id{i}"] * 40
+        return cf.EmbeddingTable.from_arrays(labels, np.vstack(rows))
+
+    first, second = discrete_table(), discrete_table()
+    assert first.fingerprint != second.fingerprint
+    for table in (first, second):
+        split = table.split(0.5, seed=0)
+        draft = cf.Protocol(name=f"discrete-{table.fingerprint[:6]}")
+        draft.register(cf.FixedTest.fit(None, split.development, cf.Pair("id0", "id1"), folds=3))
+        draft.seal(split.reserved, ledger=ledger).evaluate()
+    resplit = first.split(0.5, seed=7)
+    draft = cf.Protocol(name="resplit")
+    draft.register(cf.FixedTest.fit(None, resplit.development, cf.Pair("id0", "id1"), folds=3))
+    with pytest.raises(ReservedSplitReusedError, match="another split of the same data"):
+        draft.seal(resplit.reserved, ledger=ledger)
