@@ -219,9 +219,9 @@ def evaluation_markdown(
         verdict = refute(claim, family)
         match verdict:
             case Refuted():
-                lines.append(f"**Refuted.** {verdict}")
+                lines.append(f"**Refuted.** {str(verdict).removeprefix('Refuted: ')}")
             case Inconclusive():
-                lines.append(f"**Inconclusive.** {verdict}")
+                lines.append(f"**Inconclusive.** {str(verdict).removeprefix('Inconclusive: ')}")
         lines.append("")
         lines.append(
             "certify never says a mechanism is private: an inconclusive audit has not shown "
