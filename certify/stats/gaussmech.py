@@ -14,36 +14,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from certify.errors import DataError, ParameterError
+from certify.stats._checks import as_rows as _as_rows_checked
 
 __all__ = ["gauss_mech_from_moments", "gauss_mech_score", "identity_moments"]
 
 
-def _as_rows(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    """Validate a 2-D finite real sample matrix with at least two rows and return it as float64."""
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "fiu":
-        raise DataError(
-            f"{name} must be a real numeric array; got dtype {arr.dtype.name!r}. "
-            "Convert it with np.asarray(x, dtype=float)."
-        )
-    if arr.ndim != 2:
-        raise DataError(
-            f"{name} must be a 2-D array (one row per sample); got shape {arr.shape!r}. "
-            "Reshape your data with x.reshape(-1, 1) for one coordinate or x.reshape(1, -1) "
-            "for one sample."
-        )
-    if arr.shape[0] < 2:
-        raise DataError(f"{name} must have at least 2 rows; got shape {arr.shape!r}.")
-    if arr.shape[1] < 1:
-        raise DataError(f"{name} must have at least 1 column; got shape {arr.shape!r}.")
-    out = np.asarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(out)):
-        bad = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
-        raise DataError(
-            f"{name} must contain only finite values; got a NaN or infinity in row {bad!r}. "
-            "Drop or impute rows with missing values first."
-        )
-    return out
 
 
 def _check_delta(delta: object) -> float:
@@ -117,7 +92,7 @@ def identity_moments(x: ArrayLike) -> tuple[NDArray[np.float64], float]:
     >>> mean.tolist(), scale
     ([1.0, 1.0], 1.0)
     """
-    rows = _as_rows(x, "x")
+    rows = _as_rows_checked(x, "x")
     mean = rows.mean(axis=0)
     resid = rows - mean
     scale = math.sqrt(float(np.einsum("ij,ij->", resid, resid)) / resid.size)
@@ -226,8 +201,8 @@ def gauss_mech_score(x_a: ArrayLike, x_b: ArrayLike, delta: float = 1e-5) -> flo
     >>> 14.0 < gauss_mech_score(x_a, x_b) < 17.0   # the null floor, about 15.5
     True
     """
-    a = _as_rows(x_a, "x_a")
-    b = _as_rows(x_b, "x_b")
+    a = _as_rows_checked(x_a, "x_a")
+    b = _as_rows_checked(x_b, "x_b")
     if a.shape[1] != b.shape[1]:
         raise DataError(
             f"x_b must have the same number of columns as x_a ({a.shape[1]}); got {b.shape[1]!r}."

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from certify.errors import DataError, ParameterError
+from certify.stats._checks import as_rows as _as_rows_checked
 
 __all__ = [
     "identity_bandwidths",
@@ -50,32 +51,6 @@ _kernel_lock = threading.Lock()
 _kernel: Callable[..., NDArray[np.float64]] | None = None
 
 
-def _as_rows(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    """Validate a 2-D finite real sample matrix with at least two rows and return it as float64."""
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "fiu":
-        raise DataError(
-            f"{name} must be a real numeric array; got dtype {arr.dtype.name!r}. "
-            "Convert it with np.asarray(x, dtype=float)."
-        )
-    if arr.ndim != 2:
-        raise DataError(
-            f"{name} must be a 2-D array (one row per sample); got shape {arr.shape!r}. "
-            "Reshape your data with x.reshape(-1, 1) for one coordinate or x.reshape(1, -1) "
-            "for one sample."
-        )
-    if arr.shape[0] < 2:
-        raise DataError(f"{name} must have at least 2 rows; got shape {arr.shape!r}.")
-    if arr.shape[1] < 1:
-        raise DataError(f"{name} must have at least 1 column; got shape {arr.shape!r}.")
-    out = np.asarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(out)):
-        bad = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
-        raise DataError(
-            f"{name} must contain only finite values; got a NaN or infinity in row {bad!r}. "
-            "Drop or impute rows with missing values first."
-        )
-    return out
 
 
 def _check_bandwidth(h: ArrayLike, d: int, name: str) -> NDArray[np.float64]:
@@ -161,7 +136,7 @@ def silverman_bandwidth(x: ArrayLike) -> NDArray[np.float64]:
     >>> silverman_bandwidth(x).round(6).tolist()   # 0.9 * min(1.5811, 2 / 1.34) * 5**-0.2
     [0.973585]
     """
-    rows = _as_rows(x, "x")
+    rows = _as_rows_checked(x, "x")
     return _silverman(rows, "x")
 
 
@@ -232,7 +207,7 @@ def identity_bandwidths(rows: Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
     >>> [h.shape for h in identity_bandwidths([rng.normal(size=(30, 4)) for _ in range(2)])]
     [(4,), (4,)]
     """
-    return [_silverman(_as_rows(x, f"rows[{i}]"), f"rows[{i}]") for i, x in enumerate(rows)]
+    return [_silverman(_as_rows_checked(x, f"rows[{i}]"), f"rows[{i}]") for i, x in enumerate(rows)]
 
 
 def _build_kernel() -> Callable[..., NDArray[np.float64]]:
@@ -507,8 +482,8 @@ def kde_lr_per_coordinate(
     (3,)
     """
     a_, g_, f_ = _check_parameters(alpha, grid_points, floor)
-    a = _as_rows(x_a, "x_a")
-    b = _as_rows(x_b, "x_b")
+    a = _as_rows_checked(x_a, "x_a")
+    b = _as_rows_checked(x_b, "x_b")
     if a.shape[1] != b.shape[1]:
         raise DataError(
             f"x_b must have the same number of columns as x_a ({a.shape[1]}); got {b.shape[1]!r}."
@@ -639,7 +614,7 @@ def kde_lr_pairs(
     (3,)
     """
     a_, g_, f_ = _check_parameters(alpha, grid_points, floor)
-    mats = [_as_rows(x, f"rows[{i}]") for i, x in enumerate(rows)]
+    mats = [_as_rows_checked(x, f"rows[{i}]") for i, x in enumerate(rows)]
     if len(mats) == 0:
         raise DataError("rows must hold at least one sample matrix; got an empty sequence.")
     d = mats[0].shape[1]

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from certify.errors import DataError, ParameterError
+from certify.stats._checks import as_pair as _as_pair
+from certify.stats._checks import as_rows as _as_rows
 
 __all__ = [
     "clipped_mmd",
@@ -42,47 +44,8 @@ _SQRT2: Final = math.sqrt(2.0)
 # ----------------------------------------------------------------------------------- validation
 
 
-def _as_sample(name: str, x: ArrayLike, min_rows: int = 2) -> NDArray[np.float64]:
-    """Validate one sample: a finite 2-D float64 array with at least ``min_rows`` rows."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(
-            f"{name} must be a 2-D array of real numbers; got {type(x).__name__} ({exc})."
-        ) from exc
-    if arr.ndim != 2:
-        raise DataError(
-            f"{name} must be a 2-D array with one row per sample; got shape {arr.shape!r}. "
-            "Reshape a single feature with x.reshape(-1, 1)."
-        )
-    if arr.shape[1] < 1:
-        raise DataError(f"{name} must have at least 1 column; got shape {arr.shape!r}.")
-    if arr.shape[0] < min_rows:
-        raise DataError(
-            f"{name} must have at least {min_rows} rows; got {arr.shape[0]}. "
-            "Collect more samples for this identity."
-        )
-    bad = int(np.count_nonzero(~np.isfinite(arr)))
-    if bad:
-        raise DataError(
-            f"{name} must contain only finite values; got {bad} NaN or infinite entries. "
-            "Drop those rows first (EmbeddingTable does this when loading)."
-        )
-    return np.ascontiguousarray(arr)
 
 
-def _as_pair(
-    x_a: ArrayLike, x_b: ArrayLike, min_rows: int = 2
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validate two samples with the same number of columns."""
-    a = _as_sample("x_a", x_a, min_rows)
-    b = _as_sample("x_b", x_b, min_rows)
-    if a.shape[1] != b.shape[1]:
-        raise DataError(
-            f"x_b must have the same number of columns as x_a ({a.shape[1]}); got {b.shape[1]}. "
-            "Both samples must be embeddings from the same encoder."
-        )
-    return a, b
 
 
 def _check_bandwidth(bandwidth: float) -> float:
@@ -220,7 +183,7 @@ def median_bandwidth(pooled: ArrayLike) -> float:
     >>> median_bandwidth([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
     5.0
     """
-    z = _as_sample("pooled", pooled)
+    z = _as_rows(pooled, "pooled")
     return _median_from_sq(_sq_distances(z))
 
 
@@ -261,8 +224,8 @@ def rbf_kernel_matrix(x: ArrayLike, y: ArrayLike, bandwidth: float) -> NDArray[n
     [1.0, 0.6065]
     """
     bw = _check_bandwidth(bandwidth)
-    a = _as_sample("x", x, min_rows=1)
-    b = _as_sample("y", y, min_rows=1)
+    a = _as_rows(x, "x", 1)
+    b = _as_rows(y, "y", 1)
     if a.shape[1] != b.shape[1]:
         raise DataError(f"y must have the same number of columns as x ({a.shape[1]}); got {b.shape[1]}.")
     return _kernel_from_sq(_sq_distances(a, b), bw)

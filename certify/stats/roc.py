@@ -26,6 +26,7 @@ from certify._sklearn import (
     score_binary,
 )
 from certify.errors import DataError, ParameterError
+from certify.stats._checks import as_rows as _as_rows_checked
 
 __all__ = [
     "RocCounts",
@@ -104,26 +105,6 @@ def _as_scores(name: str, scores: ArrayLike) -> NDArray[np.float64]:
     return arr
 
 
-def _as_rows(name: str, x: ArrayLike) -> NDArray[np.float64]:
-    """Validate a sample: a finite 2-D float64 array with at least one row."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataError(
-            f"{name} must be a 2-D array of real numbers; got {type(x).__name__} ({exc})."
-        ) from exc
-    if arr.ndim != 2 or arr.shape[1] < 1:
-        raise DataError(
-            f"{name} must be a 2-D array with one row per sample; got shape {arr.shape!r}. "
-            "Reshape a single feature with x.reshape(-1, 1)."
-        )
-    bad = int(np.count_nonzero(~np.isfinite(arr)))
-    if bad:
-        raise DataError(
-            f"{name} must contain only finite values; got {bad} NaN or infinite entries. "
-            "Drop those rows first (EmbeddingTable does this when loading)."
-        )
-    return np.ascontiguousarray(arr)
 
 
 def _check_delta(delta: float) -> Fraction:
@@ -567,8 +548,8 @@ def out_of_fold_scores(
         )
     else:
         state = int(seed)
-    a = _as_rows("x_a", x_a)
-    b = _as_rows("x_b", x_b)
+    a = _as_rows_checked(x_a, "x_a", 1)
+    b = _as_rows_checked(x_b, "x_b", 1)
     if a.shape[1] != b.shape[1]:
         raise DataError(
             f"x_b must have the same number of columns as x_a ({a.shape[1]}); got {b.shape[1]}. "

@@ -323,11 +323,11 @@ def test_permutation_parameter_wrong_types(kwargs: dict[str, object], message: s
         (
             np.zeros(5),
             np.zeros((5, 1)),
-            r"x_a must be a 2-D array with one row per sample; got "
-            r"shape \(5,\)\. Reshape a single feature with x\.reshape\(-1, 1\)\.",
+            r"x_a must be a 2-D array \(one row per sample\); got "
+            r"shape \(5,\)\. Reshape your data with x\.reshape\(-1, 1\)",
         ),
-        (np.zeros((1, 3)), np.zeros((4, 3)), r"x_a must have at least 2 rows; got 1\."),
-        (np.ones((4, 3)), np.full((4, 3), np.nan), r"x_b must contain only finite values; got 12 "),
+        (np.zeros((1, 3)), np.zeros((4, 3)), r"x_a must have at least 2 rows; got shape \(1, 3\)\."),
+        (np.ones((4, 3)), np.full((4, 3), np.nan), r"x_b must contain only finite values; got a NaN or infinity in row 0"),
         (
             np.ones((4, 3)),
             np.ones((4, 2)),
@@ -335,7 +335,7 @@ def test_permutation_parameter_wrong_types(kwargs: dict[str, object], message: s
             r"\(3\); got 2\.",
         ),
         (np.ones((4, 0)), np.ones((4, 0)), r"x_a must have at least 1 column"),
-        ([["a", "b"], ["c", "d"]], np.ones((2, 2)), r"x_a must be a 2-D array of real numbers"),
+        ([["a", "b"], ["c", "d"]], np.ones((2, 2)), r"x_a must be a real numeric array"),
     ],
 )
 def test_mmd2_unbiased_data_errors(x_a: object, x_b: object, message: str) -> None:
