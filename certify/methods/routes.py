@@ -10,12 +10,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from certify import _sklearn
 from certify._core import Pair, check_delta, check_int
-from certify.errors import DataError, ParameterError
+from certify.errors import ParameterError
 from certify.results import Diagnostic, PopulationEstimate
 from certify.stats import gaussmech as _gm
 from certify.stats import kde as _kde
 from certify.stats import mmd as _mmd
 from certify.stats import roc as _roc
+from certify.stats._checks import as_pair
 
 __all__ = [
     "ASSUMPTIONS",
@@ -59,27 +60,7 @@ def two_samples(
     x_a: ArrayLike, x_b: ArrayLike, *, min_rows: int = 2
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Validate two samples: 2-D, finite, same dimension, at least ``min_rows`` rows each."""
-    out: list[NDArray[np.float64]] = []
-    for name, x in (("x_a", x_a), ("x_b", x_b)):
-        try:
-            arr = np.asarray(x, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"{name} must be a 2-D array of real numbers ({exc}).") from exc
-        if arr.ndim != 2:
-            raise DataError(
-                f"{name} must be a 2-D array (rows x dimension); got {arr.ndim} dimension(s). "
-                "Reshape your data, e.g. x.reshape(-1, 1) for one coordinate."
-            )
-        if arr.shape[0] < min_rows:
-            raise DataError(f"{name} must have at least {min_rows} rows; got {arr.shape[0]}.")
-        if not np.all(np.isfinite(arr)):
-            raise DataError(f"{name} must be finite; it contains NaN or infinity.")
-        out.append(np.ascontiguousarray(arr))
-    if out[0].shape[1] != out[1].shape[1]:
-        raise DataError(
-            f"x_a and x_b must have the same dimension; got {out[0].shape[1]} and {out[1].shape[1]}."
-        )
-    return out[0], out[1]
+    return as_pair(x_a, x_b, min_rows)
 
 
 def gauss_mech(

@@ -96,7 +96,7 @@ def test_permutation_test_is_a_diagnostic_with_phipson_smyth_p_value() -> None:
     ("x_a", "x_b", "fragment"),
     [
         (np.zeros(5), np.zeros((5, 2)), "2-D array"),
-        (np.ones((5, 2)), np.ones((5, 3)), "same dimension"),
+        (np.ones((5, 2)), np.ones((5, 3)), "same number of columns"),
         (np.ones((1, 2)), np.ones((5, 2)), "at least 2 rows"),
         (np.full((5, 2), np.nan), np.ones((5, 2)), "finite"),
     ],

@@ -327,7 +327,11 @@ def test_permutation_parameter_wrong_types(kwargs: dict[str, object], message: s
             r"shape \(5,\)\. Reshape your data with x\.reshape\(-1, 1\)",
         ),
         (np.zeros((1, 3)), np.zeros((4, 3)), r"x_a must have at least 2 rows; got shape \(1, 3\)\."),
-        (np.ones((4, 3)), np.full((4, 3), np.nan), r"x_b must contain only finite values; got a NaN or infinity in row 0"),
+        (
+            np.ones((4, 3)),
+            np.full((4, 3), np.nan),
+            r"x_b must contain only finite values; got a NaN or infinity in row 0",
+        ),
         (
             np.ones((4, 3)),
             np.ones((4, 2)),

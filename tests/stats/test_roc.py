@@ -380,7 +380,9 @@ def test_out_of_fold_scores_data_errors() -> None:
     """Column mismatch and non-finite rows raise DataError with the fix."""
     with pytest.raises(DataError, match=r"x_b must have the same number of columns as x_a \(3\)"):
         out_of_fold_scores(np.ones((6, 3)), np.ones((6, 2)))
-    with pytest.raises(DataError, match=r"x_a must contain only finite values; got a NaN or infinity in row 5"):
+    with pytest.raises(
+        DataError, match=r"x_a must contain only finite values; got a NaN or infinity in row 5"
+    ):
         out_of_fold_scores(np.r_[np.ones((5, 3)), [[np.nan, 0.0, 0.0]]], np.ones((6, 3)))
 
 
