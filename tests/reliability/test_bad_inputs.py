@@ -498,7 +498,7 @@ CALL_CASES: list[tuple[str, Callable[[Ctx], object], str, str]] = [
         "dimension-mismatch-samples",
         lambda c: c.cf.mmd_tv(np.ones((5, 3)), np.ones((5, 4))),
         "DataError",
-        "same dimension; got 3 and 4",
+        "same number of columns as x_a (3); got 4",
     ),
     ("dimension-mismatch-tables", _seal_other_dimension, "ProtocolError", "fitted on other data"),
     (
