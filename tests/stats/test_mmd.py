@@ -385,3 +385,51 @@ def test_mmd_tv_null_behaviour_paper_table4() -> None:
     # P(MMD^2_u > 0) under the null is a little below 1/2 (paper: 47.1%). With 120 values the
     # fraction has standard error 0.046, so [0.33, 0.61] is a +-3 SE band around 0.47.
     assert 0.33 <= positive / 120 <= 0.61
+
+
+def test_mmd_biased_matches_a_loop() -> None:
+    """The biased statistic equals the V-statistic computed with straight loops."""
+    from certify.stats.mmd import mmd_biased
+
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=(7, 3)), rng.normal(size=(9, 3)) + 0.5
+
+    def k(u: np.ndarray, v: np.ndarray) -> float:
+        return math.exp(-float(((u - v) ** 2).sum()) / (2 * 1.3**2))
+
+    v = (
+        sum(k(a, b) for a in x for b in x) / 49
+        + sum(k(a, b) for a in y for b in y) / 81
+        - 2 * sum(k(a, b) for a in x for b in y) / 63
+    )
+    assert mmd_biased(x, y, 1.3) == pytest.approx(math.sqrt(v), rel=1e-12)
+
+
+def test_mmd_lower_bound_covers_the_population_value() -> None:
+    """Over 400 draws the lower bound exceeds the population MMD at most at rate alpha (it is conservative).
+
+    The population MMD of N(0, I) vs N(mu, I) in 2-D with sigma = 1 is known in closed form:
+    MMD^2 = 2 (1/3) (1 - exp(-||mu||^2 / 6)). With alpha = 0.2 the observed miss rate must stay
+    below 0.2 + 3 standard errors (0.06); the bound is worst-case, so misses are far rarer.
+    """
+    from certify.stats.mmd import mmd_lower_confidence_bound
+
+    rng = np.random.default_rng(5)
+    mu = np.array([1.0, 0.5])
+    population = math.sqrt(2.0 / 3.0 * (1.0 - math.exp(-float(mu @ mu) / 6.0)))
+    misses = 0
+    for _ in range(400):
+        b = mmd_lower_confidence_bound(rng.normal(size=(60, 2)), rng.normal(size=(60, 2)) + mu, 1.0, 0.2)
+        misses += b.lower > population
+    assert misses / 400 <= 0.26
+
+
+def test_mmd_epsilon_lower_is_monotone_and_matches_both_formulas() -> None:
+    """At delta = 0 the bound is the larger of Eq. 14 and the hockey-stick value; it grows with the MMD."""
+    from certify.stats.mmd import hockey_stick_epsilon, mmd_pure_dp_epsilon_lower, mmd_tv_epsilon
+
+    values = [mmd_pure_dp_epsilon_lower(m) for m in (0.0, 0.2, 0.6, 1.0, 1.4)]
+    assert values == sorted(values) and values[0] == 0.0
+    assert mmd_pure_dp_epsilon_lower(0.6) == max(mmd_tv_epsilon(0.6), hockey_stick_epsilon(0.6))
+    assert mmd_pure_dp_epsilon_lower(0.6, delta=1e-5) < mmd_pure_dp_epsilon_lower(0.6)
+    assert mmd_pure_dp_epsilon_lower(math.sqrt(2)) == math.inf
