@@ -27,6 +27,7 @@ from certify.errors import (
     ReservedSplitReusedError,
     StatusError,
 )
+from certify.families import BoundPlan
 from certify.ledger import Ledger, LedgerEntry
 from certify.methods import (
     AuditTable,
@@ -38,11 +39,14 @@ from certify.methods import (
     roc_oof,
     select_pairs,
 )
+from certify.mmd_test import MMDTest
 from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedProtocol
 from certify.results import (
     Certificate,
     CertificateFamily,
     Diagnostic,
+    ErrorRateEvidence,
+    MMDEvidence,
     PopulationEstimate,
     Result,
     Summary,
@@ -53,6 +57,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AuditTable",
+    "BoundPlan",
     "Certificate",
     "CertificateFamily",
     "CertifyError",
@@ -62,6 +67,7 @@ __all__ = [
     "DevTestSplit",
     "Diagnostic",
     "EmbeddingTable",
+    "ErrorRateEvidence",
     "EstimatorError",
     "FixedTest",
     "ImmutableResultError",
@@ -69,6 +75,8 @@ __all__ = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "MMDEvidence",
+    "MMDTest",
     "Pair",
     "ParameterError",
     "PopulationEstimate",

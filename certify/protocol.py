@@ -15,9 +15,9 @@ import hashlib
 import json
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
-from typing import Any, Final, Literal, TypeAlias, cast, final
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast, final
 
 import attrs
 import numpy as np
@@ -37,11 +37,14 @@ from certify.errors import (
     ReservedSplitReusedError,
 )
 from certify.ledger import Ledger
-from certify.results import Certificate, CertificateFamily
+from certify.mmd_test import MMD_ASSUMPTIONS, MMDTest
+from certify.results import Certificate, CertificateFamily, ErrorRateEvidence, MMDEvidence
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+from certify.stats.mmd import mmd_lower_confidence_bound
 
 __all__ = [
     "FixedTest",
+    "RegisteredTest",
     "FunctionScore",
     "LinearScore",
     "PreregistrationRecord",
@@ -58,8 +61,11 @@ RECORD_VERSION: Final = 1
 ScoreFunction: TypeAlias = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 """A fixed score function: rows in, one score per row out (larger = more like class 1)."""
 
-ThresholdRule: TypeAlias = float | Literal["youden"]
+ThresholdRule: TypeAlias = float | Literal["youden", "max_bound"]
 """A fixed threshold, or a rule applied to development scores."""
+
+if TYPE_CHECKING:
+    from certify.families import BoundPlan
 
 CERTIFICATE_ASSUMPTIONS: Final = (
     "the reserved rows of each identity are iid draws from that identity's output distribution",
@@ -233,7 +239,10 @@ ScoreModel: TypeAlias = LinearScore | SkopsScore | FunctionScore
 
 
 def _choose_threshold(
-    scores_0: NDArray[np.float64], scores_1: NDArray[np.float64], rule: ThresholdRule
+    scores_0: NDArray[np.float64],
+    scores_1: NDArray[np.float64],
+    rule: ThresholdRule,
+    plan: BoundPlan | None = None,
 ) -> tuple[int, float]:
     """Orientation (+1: high scores mean class 1) and threshold from development scores."""
     n0, n1 = len(scores_0), len(scores_1)
@@ -247,6 +256,16 @@ def _choose_threshold(
     if not isinstance(rule, str):
         return orientation, float(rule)
     s0, s1 = orientation * scores_0, orientation * scores_1
+    if rule == "max_bound":
+        from certify.families import max_bound_cut, require_plan
+
+        plan = require_plan(plan)
+        cut, _ = max_bound_cut(s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta)
+        return orientation, float(orientation * cut)
+    if rule != "youden":
+        raise ParameterError(
+            f"threshold must be a number, 'youden' or 'max_bound'; got {rule!r}."
+        )
     cuts = np.unique(np.concatenate([s0, s1]))
     # predict class 1 when oriented score >= cut
     tpr = 1.0 - np.searchsorted(np.sort(s1), cuts, side="left") / n1
@@ -313,6 +332,7 @@ class FixedTest:
         seed: int = 0,
         response: _sklearn.Response | None = None,
         name: str | None = None,
+        plan: BoundPlan | None = None,
     ) -> FixedTest:
         """Fit a classifier on development data and fix its orientation and threshold.
 
@@ -325,9 +345,12 @@ class FixedTest:
             The development part of a split (``split.development``).
         pair : Pair
             ``pair.a`` is class 0, ``pair.b`` class 1.
-        threshold : float or "youden", default "youden"
+        threshold : float or "youden" or "max_bound", default "youden"
             A fixed threshold, or ``"youden"``: the cut that maximizes TPR - FPR on
-            out-of-fold development scores (midpoint to the next lower score).
+            out-of-fold development scores (midpoint to the next lower score), or
+            ``"max_bound"``: the cut that maximizes the expected certified bound (Eq. 16) at the
+            planned reserved sizes and ``alpha_per_rate`` of ``plan``
+            (:func:`certify.families.expected_bound`).
         folds : int, default 5
             Stratified folds for the out-of-fold development scores.
         seed : int, default 0
@@ -337,6 +360,9 @@ class FixedTest:
             monotone transform of the probability that does not saturate).
         name : str, optional
             Label for reports; default the estimator's class name.
+        plan : BoundPlan, optional
+            Planned reserved rows per class, ``alpha_per_rate`` and delta; required by
+            ``threshold="max_bound"`` and ignored otherwise.
 
         Returns
         -------
@@ -368,7 +394,7 @@ class FixedTest:
         linear = _is_linear(est)
         score_resp: _sklearn.Response = "decision_function" if linear else resp
         oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, score_resp)
-        orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold)
+        orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold, plan)
         auc = _oriented_auc(oof[: len(x_a)], oof[len(x_a) :], orientation)
         model = _sklearn.fit_binary(cast(_sklearn.Classifier, est), x_a, x_b)
         score_model: ScoreModel
@@ -398,6 +424,7 @@ class FixedTest:
         *,
         name: str,
         threshold: ThresholdRule = "youden",
+        plan: BoundPlan | None = None,
     ) -> FixedTest:
         """Fix a given score function's orientation and threshold on development data.
 
@@ -411,8 +438,10 @@ class FixedTest:
             ``pair.a`` is class 0, ``pair.b`` class 1.
         name : str
             Name recorded for the function; a loaded record needs it passed again under it.
-        threshold : float or "youden", default "youden"
+        threshold : float or "youden" or "max_bound", default "youden"
             As in :meth:`fit`, applied to the development scores directly.
+        plan : BoundPlan, optional
+            As in :meth:`fit`.
 
         Returns
         -------
@@ -425,7 +454,7 @@ class FixedTest:
         model = FunctionScore(name, score)
         s0 = model.score(development.rows(pair.a))
         s1 = model.score(development.rows(pair.b))
-        orientation, thr = _choose_threshold(s0, s1, threshold)
+        orientation, thr = _choose_threshold(s0, s1, threshold, plan)
         return cls(
             pair=pair,
             model=model,
@@ -435,6 +464,97 @@ class FixedTest:
             name=name,
             development_auc=_oriented_auc(s0, s1, orientation),
         )
+
+    @classmethod
+    def select(
+        cls,
+        candidates: str | Sequence[str],
+        development: EmbeddingTable,
+        pair: Pair,
+        *,
+        plan: BoundPlan,
+        threshold: ThresholdRule = "youden",
+        folds: int = 5,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> FixedTest:
+        """Choose among candidate test families on development data, then fit the chosen one.
+
+        Parameters
+        ----------
+        candidates : str or sequence of str
+            ``"certify"`` (the default families, :data:`certify.families.CERTIFY_CANDIDATES`),
+            ``"paper"`` (logistic regression, Sec. 6.5), or family names from
+            :data:`certify.families.FAMILY_NAMES`.
+        development : EmbeddingTable
+            The development part of a split; identities other than the pair may inform a
+            family (pooled noise variances) but reserved rows are never touched.
+        pair : Pair
+            ``pair.a`` is class 0, ``pair.b`` class 1.
+        plan : BoundPlan
+            Planned reserved rows per class, ``alpha_per_rate`` and delta of the criterion.
+        threshold : float or "youden" or "max_bound", default "youden"
+            Threshold rule of the chosen family (as in :meth:`fit`).
+        folds : int, default 5
+            Stratified folds of the out-of-fold development scores (the same for every family).
+        seed : int, default 0
+            Seed of the folds.
+        name : str, optional
+            Label for reports; default ``"certify:<family>"``.
+
+        Returns
+        -------
+        FixedTest
+            The chosen family, fitted on all development rows of the pair.
+
+        Raises
+        ------
+        ParameterError
+            On an unknown family or an invalid plan.
+        DataError
+            If the pair's identities are missing or have fewer rows than ``folds``.
+
+        Notes
+        -----
+        Each family gets the best expected certified bound over thresholds,
+        :func:`certify.families.max_bound_cut`, computed from its out-of-fold development
+        scores only; the family with the largest value wins (ties: the higher out-of-fold AUC,
+        then the earlier candidate). Every choice is made on development data, so the reserved
+        split is still used once and the certificate's guarantee is unchanged; selecting the
+        maximum of noisy estimates can only cost power, never validity.
+        """
+        from certify.families import estimator_for, require_plan, resolve_candidates
+
+        plan = require_plan(plan)
+        names = resolve_candidates(candidates)
+        if not isinstance(development, EmbeddingTable):
+            raise DataError(
+                f"development must be an EmbeddingTable; got {type(development).__name__}. "
+                "Pass split.development."
+            )
+        if not isinstance(pair, Pair):
+            raise ParameterError(f"pair must be a Pair; got {pair!r}.")
+        x_a, x_b = development.rows(pair.a), development.rows(pair.b)
+        from certify.families import max_bound_cut
+
+        best: tuple[float, float, int] | None = None
+        chosen: tuple[str, object] | None = None  # (family name, unfitted estimator)
+        for k, fam in enumerate(names):
+            est = estimator_for(fam, development, pair, seed=seed)
+            oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, "decision_function")
+            s0, s1 = oof[: len(x_a)], oof[len(x_a) :]
+            orientation, _ = _choose_threshold(s0, s1, "youden")
+            _, value = max_bound_cut(
+                orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
+                plan.alpha_per_rate, plan.delta,
+            )
+            key = (value, _oriented_auc(s0, s1, orientation), -k)
+            if best is None or key > best:
+                best, chosen = key, (fam, est)
+        if chosen is None:  # pragma: no cover - resolve_candidates never returns ()
+            raise ParameterError("candidates must name at least one family.")
+        return cls.fit(chosen[1], development, pair, threshold=threshold, folds=folds, seed=seed,
+                       name=name or f"certify:{chosen[0]}", plan=plan)
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
         """True where the test predicts class 1 (``pair.b``)."""
@@ -493,6 +613,10 @@ class FixedTest:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"a test entry of the record is malformed ({exc!r}).") from exc
+
+
+RegisteredTest: TypeAlias = FixedTest | MMDTest
+"""Anything a protocol can register: a fixed decision rule or an MMD statistic with a fixed kernel."""
 
 
 def _is_linear(estimator: object) -> bool:
@@ -726,33 +850,34 @@ class Protocol:
         self.confidence_level = check_confidence_level(confidence_level)
         self.delta = check_delta(delta)
         self.family_size = None if family_size is None else check_int(family_size, "family_size", 1)
-        self._tests: list[FixedTest] = []
+        self._tests: list[RegisteredTest] = []
         self._sealed = False
 
     @property
-    def tests(self) -> tuple[FixedTest, ...]:
+    def tests(self) -> tuple[RegisteredTest, ...]:
         """The registered tests, in order."""
         return tuple(self._tests)
 
-    def register(self, test: FixedTest) -> None:
-        """Add a fixed test.
+    def register(self, test: RegisteredTest) -> None:
+        """Add a fixed test (a decision rule, or an MMD statistic with a fixed kernel).
 
         Raises
         ------
         ProtocolSealedError
             If the protocol was sealed.
         ProtocolError
-            If ``test`` is not a FixedTest or the same pair and test name is already registered.
+            If ``test`` is not a FixedTest or MMDTest, or the same pair and test name is already
+            registered.
         """
         if self._sealed:
             raise ProtocolSealedError(
                 f"protocol {self.name!r} is sealed; it can no longer change. Start a new Protocol "
                 "for new tests (and reserve fresh data for them)."
             )
-        if not isinstance(test, FixedTest):
+        if not isinstance(test, FixedTest | MMDTest):
             raise ProtocolError(
-                f"only a FixedTest can be registered; got {type(test).__name__}. Build one with "
-                "FixedTest.fit(estimator, split.development, pair)."
+                f"only a FixedTest or MMDTest can be registered; got {type(test).__name__}. Build "
+                "one with FixedTest.fit(estimator, split.development, pair)."
             )
         for t in self._tests:
             if t.pair == test.pair and t.name == test.name:
@@ -889,7 +1014,7 @@ class SealedProtocol:
     __slots__ = ("_evaluated", "_reserved", "ledger", "record", "tests")
 
     record: PreregistrationRecord
-    tests: tuple[FixedTest, ...]
+    tests: tuple[RegisteredTest, ...]
     ledger: Ledger
     _reserved: ReservedSplit
     _evaluated: bool
@@ -903,7 +1028,7 @@ class SealedProtocol:
     def _create(
         cls,
         record: PreregistrationRecord,
-        tests: tuple[FixedTest, ...],
+        tests: tuple[RegisteredTest, ...],
         reserved: ReservedSplit,
         ledger: Ledger,
     ) -> SealedProtocol:
@@ -973,7 +1098,10 @@ class SealedProtocol:
                 f"record {rec.sha256[:12]} was not sealed in the ledger {str(ledger.path)!r}. "
                 "Evaluate with the ledger that recorded the seal."
             )
-        tests = tuple(FixedTest.from_json(t, score_functions) for t in rec.content["tests"])
+        tests = tuple(
+            MMDTest.from_json(t) if t.get("kind") == "mmd" else FixedTest.from_json(t, score_functions)
+            for t in rec.content["tests"]
+        )
         return cls._create(rec, tests, split.reserved, ledger)
 
     @property
@@ -1036,6 +1164,36 @@ class SealedProtocol:
         for test in self.tests:
             rows_a = self._reserved._take(test.pair.a)
             rows_b = self._reserved._take(test.pair.b)
+            if isinstance(test, MMDTest):
+                bound = mmd_lower_confidence_bound(rows_a, rows_b, test.bandwidth, 2.0 * alpha)
+                evidence = MMDEvidence(
+                    mmd_biased=bound.mmd_biased,
+                    slack=bound.slack,
+                    mmd_lower=bound.lower,
+                    bandwidth=test.bandwidth,
+                    n_class0=len(rows_a),
+                    n_class1=len(rows_b),
+                    alpha=2.0 * alpha,
+                )
+                certs.append(
+                    Certificate(
+                        method="mmd_reserved",
+                        test_name=test.name,
+                        pair=test.pair,
+                        delta=delta,
+                        epsilon_lower=evidence.epsilon_lower_at(delta),
+                        confidence_level=level,
+                        family_id=family_id,
+                        alpha_per_rate=alpha,
+                        evidence=evidence,
+                        protocol_fingerprint=self.record.sha256,
+                        data_fingerprint=self._reserved.fingerprint,
+                        assumptions=MMD_ASSUMPTIONS,
+                        equation="Eq. 14 and Sec. 4.3 (Gretton et al. 2012, Thm 7)",
+                        _issuer=ISSUER,
+                    )
+                )
+                continue
             fp = int(test.predict(rows_a).sum())
             fn = int((~test.predict(rows_b)).sum())
             u_fpr = clopper_pearson_upper(fp, len(rows_a), alpha)
@@ -1050,12 +1208,14 @@ class SealedProtocol:
                     confidence_level=level,
                     family_id=family_id,
                     alpha_per_rate=alpha,
-                    false_positives=fp,
-                    n_class0=len(rows_a),
-                    false_negatives=fn,
-                    n_class1=len(rows_b),
-                    u_fpr=u_fpr,
-                    u_fnr=u_fnr,
+                    evidence=ErrorRateEvidence(
+                        false_positives=fp,
+                        n_class0=len(rows_a),
+                        false_negatives=fn,
+                        n_class1=len(rows_b),
+                        u_fpr=u_fpr,
+                        u_fnr=u_fnr,
+                    ),
                     protocol_fingerprint=self.record.sha256,
                     data_fingerprint=self._reserved.fingerprint,
                     assumptions=CERTIFICATE_ASSUMPTIONS,
@@ -1099,10 +1259,8 @@ def _outcome_json(family: CertificateFamily) -> str:
                 {
                     "pair": [c.pair.a, c.pair.b],
                     "test": c.test_name,
-                    "false_positives": c.false_positives,
-                    "n_class0": c.n_class0,
-                    "false_negatives": c.false_negatives,
-                    "n_class1": c.n_class1,
+                    "method": c.method,
+                    "evidence": attrs.asdict(c.evidence),
                     "epsilon_lower": c.epsilon_lower,
                 }
                 for c in family.certificates

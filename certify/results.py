@@ -21,6 +21,7 @@ from certify._core import FrozenMap, Pair, Scalar, check_delta, forbid_numeric_u
 from certify._token import ISSUER, IssueToken
 from certify.errors import ParameterError, StatusError
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
 if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
     from attrs import Attribute
@@ -29,6 +30,9 @@ __all__ = [
     "Certificate",
     "CertificateFamily",
     "Diagnostic",
+    "ErrorRateEvidence",
+    "Evidence",
+    "MMDEvidence",
     "PopulationEstimate",
     "Result",
     "StatusName",
@@ -43,8 +47,7 @@ def _not_nan(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a real number that is not NaN."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
         raise ParameterError(
-            f"{type(instance).__name__}.{attribute.name} must be a real number (not NaN); "
-            f"got {value!r}."
+            f"{type(instance).__name__}.{attribute.name} must be a real number (not NaN); got {value!r}."
         )
 
 
@@ -52,27 +55,21 @@ def _nonnegative(instance: object, attribute: Attribute[Any], value: Any) -> Non
     """Validator: a real number >= 0 (may be +inf), never NaN."""
     _not_nan(instance, attribute, value)
     if value < 0:
-        raise ParameterError(
-            f"{type(instance).__name__}.{attribute.name} must be >= 0; got {value!r}."
-        )
+        raise ParameterError(f"{type(instance).__name__}.{attribute.name} must be >= 0; got {value!r}.")
 
 
 def _probability(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a number in [0, 1]."""
     _not_nan(instance, attribute, value)
     if not 0.0 <= value <= 1.0:
-        raise ParameterError(
-            f"{type(instance).__name__}.{attribute.name} must be in [0, 1]; got {value!r}."
-        )
+        raise ParameterError(f"{type(instance).__name__}.{attribute.name} must be in [0, 1]; got {value!r}.")
 
 
 def _open_unit(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a number in (0, 1)."""
     _not_nan(instance, attribute, value)
     if not 0.0 < value < 1.0:
-        raise ParameterError(
-            f"{type(instance).__name__}.{attribute.name} must be in (0, 1); got {value!r}."
-        )
+        raise ParameterError(f"{type(instance).__name__}.{attribute.name} must be in (0, 1); got {value!r}.")
 
 
 def _optional_delta(instance: object, attribute: Attribute[Any], value: Any) -> None:
@@ -85,8 +82,7 @@ def _count(instance: object, attribute: Attribute[Any], value: Any) -> None:
     """Validator: a non-negative integer."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise ParameterError(
-            f"{type(instance).__name__}.{attribute.name} must be a non-negative integer; "
-            f"got {value!r}."
+            f"{type(instance).__name__}.{attribute.name} must be a non-negative integer; got {value!r}."
         )
 
 
@@ -270,6 +266,107 @@ def _issued(instance: object, attribute: Attribute[IssueToken], value: IssueToke
 
 @final
 @attrs.frozen(order=False)
+class ErrorRateEvidence:
+    """What a fixed decision rule did on reserved rows: error counts and their upper bounds.
+
+    Attributes
+    ----------
+    false_positives, n_class0 : int
+        Errors on, and number of, reserved rows of ``pair.a`` (class 0).
+    false_negatives, n_class1 : int
+        Errors on, and number of, reserved rows of ``pair.b`` (class 1).
+    u_fpr, u_fnr : float
+        One-sided Clopper-Pearson upper bounds on the two error rates at ``alpha_per_rate``.
+    """
+
+    false_positives: int = attrs.field(validator=_count)
+    n_class0: int = attrs.field(validator=_count)
+    false_negatives: int = attrs.field(validator=_count)
+    n_class1: int = attrs.field(validator=_count)
+    u_fpr: float = attrs.field(converter=_as_float, validator=_probability)
+    u_fnr: float = attrs.field(converter=_as_float, validator=_probability)
+
+    def check(self, alpha_per_rate: float) -> None:
+        """Raise unless the bounds are the Clopper-Pearson bounds of the counts."""
+        if self.false_positives > self.n_class0 or self.false_negatives > self.n_class1:
+            raise ParameterError("Certificate error counts must not exceed their sample sizes.")
+        for name, k, n, u in (
+            ("u_fpr", self.false_positives, self.n_class0, self.u_fpr),
+            ("u_fnr", self.false_negatives, self.n_class1, self.u_fnr),
+        ):
+            bound = clopper_pearson_upper(k, n, alpha_per_rate)
+            if not math.isclose(bound, u, rel_tol=1e-12, abs_tol=1e-15):
+                raise ParameterError(
+                    f"Certificate.{name} must be the Clopper-Pearson bound of its counts at "
+                    f"alpha_per_rate ({bound!r}); got {u!r}."
+                )
+
+    def epsilon_lower_at(self, delta: float) -> float:
+        """Eq. 16 from the two error bounds at ``delta``."""
+        return epsilon_lower_from_error_bounds(self.u_fpr, self.u_fnr, check_delta(delta))
+
+
+@final
+@attrs.frozen(order=False)
+class MMDEvidence:
+    """A one-sided lower confidence bound on the population MMD from reserved rows.
+
+    Attributes
+    ----------
+    mmd_biased : float
+        The biased MMD statistic on the reserved rows (kernel fixed on development data).
+    slack : float
+        The finite-sample deduction of Gretton et al. (2012), Theorem 7, at level ``alpha``.
+    mmd_lower : float
+        ``max(0, mmd_biased - slack)``.
+    bandwidth : float
+        The RBF bandwidth, fixed on development data.
+    n_class0, n_class1 : int
+        Reserved rows of ``pair.a`` and ``pair.b``.
+    alpha : float
+        The one-sided error probability of the MMD bound (the test's two Bonferroni shares).
+    """
+
+    mmd_biased: float = attrs.field(converter=_as_float, validator=_nonnegative)
+    slack: float = attrs.field(converter=_as_float, validator=_nonnegative)
+    mmd_lower: float = attrs.field(converter=_as_float, validator=_nonnegative)
+    bandwidth: float = attrs.field(converter=_as_float, validator=_nonnegative)
+    n_class0: int = attrs.field(validator=_count)
+    n_class1: int = attrs.field(validator=_count)
+    alpha: float = attrs.field(converter=_as_float, validator=_open_unit)
+
+    def check(self, alpha_per_rate: float) -> None:
+        """Raise unless the bound is the Theorem 7 bound of the statistic at ``2 alpha_per_rate``."""
+        m, n = self.n_class0, self.n_class1
+        if m < 1 or n < 1 or not math.isclose(self.alpha, 2.0 * alpha_per_rate, rel_tol=1e-12):
+            raise ParameterError("an MMD certificate spends both Bonferroni shares of its test.")
+        slack = 2.0 * (math.sqrt(1.0 / m) + math.sqrt(1.0 / n)) + math.sqrt(
+            2.0 * (m + n) * math.log(1.0 / self.alpha) / (m * n)
+        )
+        lower = max(0.0, self.mmd_biased - slack)
+        if not (
+            math.isclose(slack, self.slack, rel_tol=1e-12)
+            and math.isclose(lower, self.mmd_lower, abs_tol=1e-15, rel_tol=1e-12)
+        ):
+            raise ParameterError("MMDEvidence.mmd_lower must be the Theorem 7 bound of its statistic.")
+
+    def epsilon_lower_at(self, delta: float) -> float:
+        """Epsilon implied by ``mmd_lower`` at ``delta`` (Eq. 14 and the hockey-stick bound)."""
+        return mmd_pure_dp_epsilon_lower(self.mmd_lower, check_delta(delta))
+
+
+Evidence: TypeAlias = ErrorRateEvidence | MMDEvidence
+"""What a certificate was computed from."""
+
+
+def _evidence(instance: object, attribute: Attribute[Any], value: object) -> None:
+    """Validator: evidence of a known kind."""
+    if not isinstance(value, ErrorRateEvidence | MMDEvidence):
+        raise StatusError(f"Certificate.evidence must be ErrorRateEvidence or MMDEvidence; got {value!r}.")
+
+
+@final
+@attrs.frozen(order=False)
 class Certificate:
     """A finite-sample lower confidence bound on epsilon for one identity pair.
 
@@ -279,27 +376,26 @@ class Certificate:
     Attributes
     ----------
     method : str
-        ``"roc_reserved"``: a fixed test evaluated once on reserved data.
+        ``"roc_reserved"`` (a fixed decision rule; Eq. 16) or ``"mmd_reserved"`` (a lower
+        confidence bound on the population MMD with a kernel fixed on development data;
+        Eq. 14 and the hockey-stick bound).
     test_name : str
-        Which registered test produced it (e.g. ``"logistic"`` or ``"oracle"``).
+        Which registered test produced it (e.g. ``"logistic"``, ``"oracle"`` or ``"mmd"``).
     pair : Pair
-        The pair; rows of ``pair.a`` give the false-positive count, rows of ``pair.b`` the
-        false-negative count.
+        The pair; rows of ``pair.a`` are class 0, rows of ``pair.b`` class 1.
     delta : float
         The delta at which ``epsilon_lower`` is stated.
     epsilon_lower : float
-        Paper Eq. 16 at ``delta``: with at least ``confidence_level`` confidence, simultaneously
-        for the whole family, epsilon is at least this, under the iid model.
+        With at least ``confidence_level`` confidence, simultaneously for the whole family,
+        epsilon is at least this, under the iid model.
     confidence_level : float
         The family's simultaneous confidence level.
     family_id : str
         Identifier of the family this certificate belongs to.
     alpha_per_rate : float
-        The one-sided Clopper-Pearson level of each error bound (Bonferroni share).
-    false_positives, n_class0, false_negatives, n_class1 : int
-        Error counts and sample sizes on the reserved data.
-    u_fpr, u_fnr : float
-        One-sided Clopper-Pearson upper bounds on the two error rates.
+        The Bonferroni share of each one-sided bound (a test has two shares).
+    evidence : ErrorRateEvidence or MMDEvidence
+        What the bound was computed from; ``epsilon_lower_at`` recomputes it at any delta.
     protocol_fingerprint : str
         SHA-256 of the pre-registration record.
     data_fingerprint : str
@@ -318,43 +414,25 @@ class Certificate:
     confidence_level: float = attrs.field(converter=_as_float, validator=_open_unit)
     family_id: str
     alpha_per_rate: float = attrs.field(converter=_as_float, validator=_open_unit)
-    false_positives: int = attrs.field(validator=_count)
-    n_class0: int = attrs.field(validator=_count)
-    false_negatives: int = attrs.field(validator=_count)
-    n_class1: int = attrs.field(validator=_count)
-    u_fpr: float = attrs.field(converter=_as_float, validator=_probability)
-    u_fnr: float = attrs.field(converter=_as_float, validator=_probability)
+    evidence: Evidence = attrs.field(validator=_evidence)
     protocol_fingerprint: str
     data_fingerprint: str
     assumptions: tuple[str, ...] = attrs.field(converter=_str_tuple, validator=_strings)
     equation: str = "Eq. 16"
-    _issuer: IssueToken = attrs.field(
-        kw_only=True, alias="_issuer", repr=False, eq=False, validator=_issued
-    )
+    _issuer: IssueToken = attrs.field(kw_only=True, alias="_issuer", repr=False, eq=False, validator=_issued)
 
     def __attrs_post_init__(self) -> None:
         check_delta(self.delta, "Certificate.delta")
-        if self.false_positives > self.n_class0 or self.false_negatives > self.n_class1:
-            raise ParameterError("Certificate error counts must not exceed their sample sizes.")
-        for name, k, n, u in (
-            ("u_fpr", self.false_positives, self.n_class0, self.u_fpr),
-            ("u_fnr", self.false_negatives, self.n_class1, self.u_fnr),
-        ):
-            bound = clopper_pearson_upper(k, n, self.alpha_per_rate)
-            if not math.isclose(bound, u, rel_tol=1e-12, abs_tol=1e-15):
-                raise ParameterError(
-                    f"Certificate.{name} must be the Clopper-Pearson bound of its counts at "
-                    f"alpha_per_rate ({bound!r}); got {u!r}."
-                )
-        expected = epsilon_lower_from_error_bounds(self.u_fpr, self.u_fnr, self.delta)
+        self.evidence.check(self.alpha_per_rate)
+        expected = self.evidence.epsilon_lower_at(self.delta)
         if not math.isclose(expected, self.epsilon_lower, rel_tol=1e-12, abs_tol=1e-15):
             raise ParameterError(
-                f"Certificate.epsilon_lower must equal Eq. 16 of its error bounds ({expected!r}); "
+                f"Certificate.epsilon_lower must follow from its evidence ({expected!r}); "
                 f"got {self.epsilon_lower!r}."
             )
 
     def epsilon_lower_at(self, delta: float) -> float:
-        """Eq. 16 recomputed from the same error bounds at another ``delta``.
+        """The bound recomputed from the same evidence at another ``delta``.
 
         Parameters
         ----------
@@ -365,14 +443,53 @@ class Certificate:
         -------
         float
             The lower confidence bound on epsilon at that delta; the confidence statement is the
-            family's, since the error bounds are the same.
+            family's, since the evidence is the same.
 
         Raises
         ------
         ParameterError
             If ``delta`` is outside [0, 1).
         """
-        return epsilon_lower_from_error_bounds(self.u_fpr, self.u_fnr, check_delta(delta))
+        return self.evidence.epsilon_lower_at(delta)
+
+    def _rates(self) -> ErrorRateEvidence:
+        """The error-rate evidence, or a StatusError naming what this certificate carries instead."""
+        if isinstance(self.evidence, ErrorRateEvidence):
+            return self.evidence
+        raise StatusError(
+            f"this {self.method} certificate has no error counts; it rests on an MMD bound "
+            "(read certificate.evidence)."
+        )
+
+    @property
+    def n_class0(self) -> int:
+        """Reserved rows of ``pair.a``."""
+        return self.evidence.n_class0
+
+    @property
+    def n_class1(self) -> int:
+        """Reserved rows of ``pair.b``."""
+        return self.evidence.n_class1
+
+    @property
+    def false_positives(self) -> int:
+        """Errors on the reserved rows of ``pair.a`` (decision-rule certificates)."""
+        return self._rates().false_positives
+
+    @property
+    def false_negatives(self) -> int:
+        """Errors on the reserved rows of ``pair.b`` (decision-rule certificates)."""
+        return self._rates().false_negatives
+
+    @property
+    def u_fpr(self) -> float:
+        """Upper confidence bound on the false-positive rate (decision-rule certificates)."""
+        return self._rates().u_fpr
+
+    @property
+    def u_fnr(self) -> float:
+        """Upper confidence bound on the false-negative rate (decision-rule certificates)."""
+        return self._rates().u_fnr
 
     @property
     def fpr(self) -> float:
@@ -420,9 +537,7 @@ class CertificateFamily:
     family_id: str
     sources: tuple[str, ...] = attrs.field(converter=_str_tuple, validator=_strings)
     protocol_name: str
-    _issuer: IssueToken = attrs.field(
-        kw_only=True, alias="_issuer", repr=False, eq=False, validator=_issued
-    )
+    _issuer: IssueToken = attrs.field(kw_only=True, alias="_issuer", repr=False, eq=False, validator=_issued)
 
     def __attrs_post_init__(self) -> None:
         for cert in self.certificates:
@@ -474,14 +589,10 @@ class CertificateFamily:
                 f"only a CertificateFamily can be merged into a family; got {type(other).__name__}."
             )
         if set(self.sources) & set(other.sources):
-            raise StatusError(
-                "these families share a pre-registration record; merging would count it twice."
-            )
+            raise StatusError("these families share a pre-registration record; merging would count it twice.")
         alpha = (1.0 - self.confidence_level) + (1.0 - other.confidence_level)
         if alpha >= 1.0:
-            raise StatusError(
-                f"merging gives confidence 1 - {alpha:.6g} <= 0; nothing could be claimed."
-            )
+            raise StatusError(f"merging gives confidence 1 - {alpha:.6g} <= 0; nothing could be claimed.")
         level = 1.0 - alpha
         family_id = f"merged-{uuid.uuid4().hex[:12]}"
         certs = tuple(
@@ -528,7 +639,6 @@ def _guard_init(cls: type[Any]) -> None:
 
 _guard_init(Certificate)
 _guard_init(CertificateFamily)
-
 
 
 @final

@@ -10,6 +10,7 @@ import certify as cf
 
 PUBLIC = [
     "AuditTable",
+    "BoundPlan",
     "Certificate",
     "CertificateFamily",
     "CertifyError",
@@ -19,6 +20,7 @@ PUBLIC = [
     "DevTestSplit",
     "Diagnostic",
     "EmbeddingTable",
+    "ErrorRateEvidence",
     "EstimatorError",
     "FixedTest",
     "ImmutableResultError",
@@ -26,6 +28,8 @@ PUBLIC = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "MMDEvidence",
+    "MMDTest",
     "Pair",
     "ParameterError",
     "PopulationEstimate",

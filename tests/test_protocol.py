@@ -57,9 +57,7 @@ def reserved_rows(table: cf.EmbeddingTable, split: cf.DevTestSplit, ident: str) 
 # -- known values end to end -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("per_class", "expected"), [(10, 0.0), (15, 0.454), (30, 1.277)]
-)
+@pytest.mark.parametrize(("per_class", "expected"), [(10, 0.0), (15, 0.454), (30, 1.277)])
 def test_zero_error_certificates_match_section_5_3(
     make_table: TableFactory, ledger: cf.Ledger, per_class: int, expected: float
 ) -> None:
@@ -135,7 +133,7 @@ def test_seal_refuses_misuse(make_table: TableFactory, ledger: cf.Ledger) -> Non
     draft = cf.Protocol(name="p")
     with pytest.raises(ProtocolError, match="register at least one FixedTest"):
         draft.seal(split.reserved, ledger=ledger)
-    with suppress_type_checks(), pytest.raises(ProtocolError, match="only a FixedTest can be"):
+    with suppress_type_checks(), pytest.raises(ProtocolError, match="only a FixedTest or MMDTest can be"):
         draft.register("test")  # type: ignore[arg-type]
     test = cf.FixedTest.fit(None, split.development, PAIR)
     draft.register(test)
@@ -211,9 +209,7 @@ def test_second_protocol_other_ledger_same_process_is_refused(
             draft.seal(reserved, ledger=fresh)
 
 
-def _race_worker(
-    record_json: str, table_bytes: bytes, ledger_path: str, barrier: Any, results: Any
-) -> None:
+def _race_worker(record_json: str, table_bytes: bytes, ledger_path: str, barrier: Any, results: Any) -> None:
     """Load the record and table, wait for the others, evaluate, report the outcome."""
     table = pickle.loads(table_bytes)
     sealed = cf.SealedProtocol.from_record(record_json, table, cf.Ledger(ledger_path))
@@ -271,9 +267,7 @@ def test_killed_evaluation_leaves_the_split_spent(make_table: TableFactory, ledg
     draft.register(cf.FixedTest.from_score(difference_score, split.development, PAIR, name="diff"))
     sealed = draft.seal(split.reserved, ledger=ledger)
     record_json = sealed.record.to_json()
-    proc = context().Process(
-        target=_crash_worker, args=(record_json, pickle.dumps(table), str(ledger.path))
-    )
+    proc = context().Process(target=_crash_worker, args=(record_json, pickle.dumps(table), str(ledger.path)))
     proc.start()
     deadline = time.monotonic() + 60
     entry = None
@@ -439,9 +433,7 @@ def test_record_for_another_table_is_refused(make_table: TableFactory, ledger: c
         cf.SealedProtocol.from_record(sealed.record.to_json(), make_table((20, 20)), ledger)
 
 
-def test_record_needs_its_sealing_ledger(
-    tmp_path: Path, make_table: TableFactory, ledger: cf.Ledger
-) -> None:
+def test_record_needs_its_sealing_ledger(tmp_path: Path, make_table: TableFactory, ledger: cf.Ledger) -> None:
     """from_record with a ledger that did not record the seal raises RecordError."""
     table = make_table((20, 20))
     _, sealed = seal_tests(table, ledger, (PAIR,))
@@ -464,9 +456,7 @@ def test_score_function_must_be_supplied_again(make_table: TableFactory, ledger:
     assert rebuilt.tests == sealed.tests
 
 
-def test_nonlinear_estimator_round_trips_through_skops(
-    make_table: TableFactory, ledger: cf.Ledger
-) -> None:
+def test_nonlinear_estimator_round_trips_through_skops(make_table: TableFactory, ledger: cf.Ledger) -> None:
     """A random forest is stored with skops and evaluates identically after from_record."""
     from sklearn.ensemble import RandomForestClassifier
 
@@ -474,9 +464,7 @@ def test_nonlinear_estimator_round_trips_through_skops(
 
     table = make_table((30, 30), noise=6.0)  # overlapping, so the forest's scores vary
     split = table.split(0.5, seed=0)
-    forest = cf.FixedTest.fit(
-        RandomForestClassifier(n_estimators=5, random_state=0), split.development, PAIR
-    )
+    forest = cf.FixedTest.fit(RandomForestClassifier(n_estimators=5, random_state=0), split.development, PAIR)
     assert isinstance(forest.model, SkopsScore) and forest.name == "RandomForestClassifier"
     draft = cf.Protocol(name="forest")
     draft.register(forest)
@@ -567,3 +555,43 @@ def test_independent_discrete_samples_are_not_mistaken_for_spent_rows(ledger: cf
     draft.register(cf.FixedTest.fit(None, resplit.development, cf.Pair("id0", "id1"), folds=3))
     with pytest.raises(ReservedSplitReusedError, match="another split of the same data"):
         draft.seal(resplit.reserved, ledger=ledger)
+
+
+def test_mmd_route_issues_a_certificate_in_the_family(make_table: TableFactory, ledger: cf.Ledger) -> None:
+    """An MMDTest shares the family's budget and yields Theorem 7's bound turned into epsilon."""
+    import math
+
+    from certify.stats.mmd import mmd_lower_confidence_bound, mmd_pure_dp_epsilon_lower
+
+    table = make_table((400, 400))
+    split = table.split(0.5, seed=0)
+    draft = cf.Protocol(name="mmd-route", confidence_level=0.95)
+    draft.register(cf.FixedTest.fit(None, split.development, PAIR))
+    draft.register(cf.MMDTest.fit(split.development, PAIR))
+    family = draft.seal(split.reserved, ledger=ledger).evaluate()
+    roc, mmd = family.certificates
+    assert mmd.method == "mmd_reserved" and isinstance(mmd.evidence, cf.MMDEvidence)
+    assert mmd.alpha_per_rate == roc.alpha_per_rate == pytest.approx(0.05 / 4, rel=1e-12)
+    ev = mmd.evidence
+    rows_a, rows_b = reserved_rows(table, split, PAIR.a), reserved_rows(table, split, PAIR.b)
+    bound = mmd_lower_confidence_bound(rows_a, rows_b, ev.bandwidth, 2 * mmd.alpha_per_rate)
+    assert ev.mmd_lower == pytest.approx(bound.lower, rel=1e-12)
+    assert mmd.epsilon_lower == pytest.approx(mmd_pure_dp_epsilon_lower(bound.lower), rel=1e-12)
+    assert mmd.epsilon_lower > 0  # well separated identities, 200 reserved rows each
+    assert mmd.epsilon_lower_at(1e-5) < mmd.epsilon_lower
+    assert math.isfinite(mmd.epsilon_lower)
+    with pytest.raises(cf.StatusError, match="no error counts"):
+        _ = mmd.false_positives
+
+
+def test_mmd_test_round_trips_through_the_record(make_table: TableFactory, ledger: cf.Ledger) -> None:
+    """A record with an MMD test evaluates in another process exactly as the original would."""
+    table = make_table((60, 60))
+    split = table.split(0.5, seed=0)
+    draft = cf.Protocol(name="mmd-record")
+    draft.register(cf.MMDTest.fit(split.development, PAIR))
+    sealed = draft.seal(split.reserved, ledger=ledger)
+    again = cf.SealedProtocol.from_record(sealed.record.to_json(), table, ledger)
+    assert again.tests == sealed.tests
+    family = again.evaluate()
+    assert family.certificates[0].epsilon_lower == 0.0  # 30 rows per class: Theorem 7's slack exceeds sqrt 2

@@ -202,6 +202,10 @@ class Setting:
         Prototype dimension.
     reference_draws : int, default 20000
         Monte Carlo draws per class of the Laplace AUC reference.
+    default_test : bool, default False
+        With ``certificates``, also certify every pair with certify's default test
+        (``FixedTest.select("certify", ...)``, route ``certificate_default``) on its own
+        independent sample, protocol and ledger.
 
     Raises
     ------
@@ -222,6 +226,7 @@ class Setting:
     family_size: int | None = None
     dimension: int = 512
     reference_draws: int = 20_000
+    default_test: bool = False
 
     def __attrs_post_init__(self) -> None:
         if not self.experiment.strip():
@@ -249,6 +254,8 @@ class Setting:
         """All fields as JSON-ready values."""
         out = attrs.asdict(self)
         out["routes"] = list(self.routes)
+        if not self.default_test:
+            del out["default_test"]  # settings without the route keep their earlier keys
         return out
 
     @property
@@ -435,6 +442,7 @@ def _stream(entropy: list[int], *key: int) -> np.random.Generator:
 _STREAM_MAIN: Final = 0
 _STREAM_ORACLE: Final = 1
 _STREAM_SPLIT: Final = 2
+_STREAM_DEFAULT: Final = 3
 
 
 class _SingleThreaded:
@@ -561,14 +569,16 @@ def _descriptive_rows(
 def _certificate_rows(
     setting: Setting, mech: Mechanism, table: Any, pairs: Sequence[tuple[int, int]], token: str,
     base: Sequence[dict[str, Any]], delta: float, split_seed: int, oracle: bool, ledger_dir: Path,
+    default: bool = False,
 ) -> list[dict[str, Any]]:
     """Fit one family of fixed tests on development rows, seal, evaluate once; one row per pair."""
     from certify._core import Pair
+    from certify.families import BoundPlan
     from certify.ledger import Ledger
     from certify.protocol import FixedTest, Protocol
     from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 
-    route = "certificate_oracle" if oracle else "certificate_learned"
+    route = "certificate_oracle" if oracle else "certificate_default" if default else "certificate_learned"
     split = table.split(dev_fraction=DEV_FRACTION, seed=split_seed)
     family_size = setting.family_size or len(pairs)
     protocol = Protocol(f"benchmark-{route}", confidence_level=CONFIDENCE_LEVEL, delta=delta,
@@ -577,12 +587,15 @@ def _certificate_rows(
         pair = Pair(_label(token, i), _label(token, j))
         if oracle:
             test = FixedTest.from_score(_OracleScore(mech, i, j), split.development, pair, name="oracle")
+        elif default:
+            plan = BoundPlan.for_pair(split.reserved, pair, family_size, CONFIDENCE_LEVEL, delta)
+            test = FixedTest.select("certify", split.development, pair, plan=plan, seed=0)
         else:
             test = FixedTest.fit(None, split.development, pair, seed=0, name="logistic")
         protocol.register(test)
     sealed = protocol.seal(split.reserved, ledger=Ledger(ledger_dir / f"{route}.ledger"))
     family = sealed.evaluate()
-    dev_auc = {t.pair: t.development_auc for t in sealed.tests}
+    dev_auc = {t.pair: t.development_auc for t in sealed.tests if isinstance(t, FixedTest)}
     rows: list[dict[str, Any]] = []
     for k, cert in enumerate(family.certificates):
         row = dict(base[k])
@@ -746,6 +759,16 @@ def _compute(setting: Setting, refs: Mapping[str, float]) -> tuple[pd.DataFrame,
                 rows += _certificate_rows(setting, mech, oracle_table, pairs, oracle_token, base, delta,
                                           split_seed, True, Path(tmp))
                 timings["certificate_oracle"] = time.perf_counter() - t0
+                if setting.default_test:
+                    t0 = time.perf_counter()
+                    default_token = f"{token}c"
+                    default_table = _sample_table(mech, identities, setting.n_samples, entropy,
+                                                  _STREAM_DEFAULT, default_token)
+                    timings["sampling"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    rows += _certificate_rows(setting, mech, default_table, pairs, default_token, base,
+                                              delta, split_seed, False, Path(tmp), default=True)
+                    timings["certificate_default"] = time.perf_counter() - t0
     return _frame(rows), timings
 
 

@@ -46,7 +46,8 @@ DIAG: Final = "[Diagnostic]"
 POP: Final = "[PopulationEstimate]"
 CERT: Final = "[Certificate]"
 REF: Final = "[known reference]"
-CERT_ROUTES: Final = {"certificate_learned": "learned", "certificate_oracle": "oracle"}
+CERT_ROUTES: Final = {"certificate_learned": "learned", "certificate_oracle": "oracle",
+                      "certificate_default": "certify default"}
 _SETTING: Final = ["experiment", "prototypes", "mechanism", "noise_family", "epsilon_g", "n_samples",
                    "repetition", "dimension"]
 PAPER_TABLE4: Final = pd.DataFrame({
@@ -603,7 +604,8 @@ def _fraction_grid(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
     grid = per.groupby(["route", "n_samples", "epsilon_g"]).mean().unstack("epsilon_g")
     grid.columns = [f"eps={c:g} {CERT}" for c in grid.columns]
     grid = grid.reset_index()
-    names = {"certificate_oracle": "exact", "certificate_learned": "learned"}
+    names = {"certificate_oracle": "exact", "certificate_learned": "learned",
+             "certificate_default": "certify default"}
     grid.insert(0, "test", grid.pop("route").map(names))
     grid = grid.rename(columns={"n_samples": "n"})
     return grid.sort_values(["test", "n"]).reset_index(drop=True)

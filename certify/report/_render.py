@@ -20,7 +20,14 @@ from typing import Any
 from certify.claims import Claim, Inconclusive, Refuted, refute
 from certify.errors import DataError
 from certify.methods.audit import AuditTable
-from certify.results import Certificate, CertificateFamily, Diagnostic, PopulationEstimate
+from certify.results import (
+    Certificate,
+    CertificateFamily,
+    Diagnostic,
+    ErrorRateEvidence,
+    MMDEvidence,
+    PopulationEstimate,
+)
 
 __all__ = [
     "Figure",
@@ -201,16 +208,39 @@ def evaluation_markdown(
         "|---|---|---|---|---|---|---|",
     ]
     for c in family.certificates:
-        lines.append(
-            f"| {c.pair} | {c.test_name} | {c.false_positives}/{c.n_class0} | "
-            f"{c.false_negatives}/{c.n_class1} | {c.u_fpr:.4f} | {c.u_fnr:.4f} | "
-            f"**{_fmt(c.epsilon_lower)}** |"
-        )
+        if isinstance(c.evidence, ErrorRateEvidence):
+            ev = c.evidence
+            lines.append(
+                f"| {c.pair} | {c.test_name} | {ev.false_positives}/{ev.n_class0} | "
+                f"{ev.false_negatives}/{ev.n_class1} | {ev.u_fpr:.4f} | {ev.u_fnr:.4f} | "
+                f"**{_fmt(c.epsilon_lower)}** |"
+            )
     lines.append("")
+    mmd = [c for c in family.certificates if isinstance(c.evidence, MMDEvidence)]
+    if mmd:
+        lines += [
+            "Certificates from the MMD route (kernel fixed on development data; lower confidence "
+            "bound on the population MMD by Gretton et al. 2012, Theorem 7):",
+            "",
+            "| pair | test | rows | MMD (biased) | finite-sample deduction | MMD lower bound | "
+            "epsilon_lower (Certificate) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in mmd:
+            m = c.evidence
+            if not isinstance(m, MMDEvidence):  # pragma: no cover - filtered above
+                continue
+            lines.append(
+                f"| {c.pair} | {c.test_name} | {m.n_class0}+{m.n_class1} | {m.mmd_biased:.4f} | "
+                f"{m.slack:.4f} | {m.mmd_lower:.4f} | **{_fmt(c.epsilon_lower)}** |"
+            )
+        lines.append("")
     for c in family.certificates:
         lines.append(f"- {certificate_sentence(family, c)}")
-    lines += ["", "Assumptions of every certificate:", ""]
-    lines += [f"- {a}" for a in family.certificates[0].assumptions]
+    for method in dict.fromkeys(c.method for c in family.certificates):
+        first = next(c for c in family.certificates if c.method == method)
+        lines += ["", f"Assumptions of every {method} certificate:", ""]
+        lines += [f"- {a}" for a in first.assumptions]
     lines.append("")
     lines += ["## Verdict", ""]
     if claim is None:

@@ -9,7 +9,7 @@ import numpy as np
 from certify.claims import Claim
 from certify.methods.audit import AuditTable
 from certify.report._render import png
-from certify.results import CertificateFamily, Diagnostic, PopulationEstimate
+from certify.results import CertificateFamily, Diagnostic, ErrorRateEvidence, PopulationEstimate
 
 __all__ = ["auc_histogram", "certificate_bars", "confidence_corners", "mmd_histogram"]
 
@@ -47,6 +47,8 @@ def confidence_corners(family: CertificateFamily) -> bytes:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.5, 4.5))  # type: ignore[attr-defined]
     for c in family.certificates:
+        if not isinstance(c.evidence, ErrorRateEvidence):
+            continue
         ax.plot([c.fpr, c.u_fpr], [1 - c.fnr, 1 - c.u_fnr], color="#999", linewidth=0.8)
         ax.plot(c.fpr, 1 - c.fnr, "o", color="#3b6ea8", markersize=4)
         ax.plot(c.u_fpr, 1 - c.u_fnr, "s", color="#c0392b", markersize=4)

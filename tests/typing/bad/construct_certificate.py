@@ -12,12 +12,9 @@ forged = cf.Certificate(
     confidence_level=0.95,
     family_id="mine",
     alpha_per_rate=0.0125,
-    false_positives=0,
-    n_class0=100,
-    false_negatives=0,
-    n_class1=100,
-    u_fpr=0.01,
-    u_fnr=0.01,
+    evidence=cf.ErrorRateEvidence(
+        false_positives=0, n_class0=100, false_negatives=0, n_class1=100, u_fpr=0.01, u_fnr=0.01
+    ),
     protocol_fingerprint="0" * 64,
     data_fingerprint="0" * 64,
     assumptions=(),
