@@ -129,6 +129,7 @@ COLUMNS: Final[dict[str, str]] = {
     "exact_corner": "boolean",
     "infinite_by_endpoint": "boolean",
     "mmd": "float64",
+    "mmd_lower": "float64",
     "development_auc": "float64",
     "false_positives": "Int64",
     "n_class0": "Int64",
@@ -206,6 +207,10 @@ class Setting:
         With ``certificates``, also certify every pair with certify's default test
         (``FixedTest.select("certify", ...)``, route ``certificate_default``) on its own
         independent sample, protocol and ledger.
+    mmd_test : bool, default False
+        With ``certificates``, also certify every pair through the certified MMD route
+        (:class:`certify.MMDTest`, route ``certificate_mmd``) on its own independent sample,
+        protocol and ledger.
 
     Raises
     ------
@@ -227,6 +232,7 @@ class Setting:
     dimension: int = 512
     reference_draws: int = 20_000
     default_test: bool = False
+    mmd_test: bool = False
 
     def __attrs_post_init__(self) -> None:
         if not self.experiment.strip():
@@ -256,6 +262,8 @@ class Setting:
         out["routes"] = list(self.routes)
         if not self.default_test:
             del out["default_test"]  # settings without the route keep their earlier keys
+        if not self.mmd_test:
+            del out["mmd_test"]
         return out
 
     @property
@@ -443,6 +451,7 @@ _STREAM_MAIN: Final = 0
 _STREAM_ORACLE: Final = 1
 _STREAM_SPLIT: Final = 2
 _STREAM_DEFAULT: Final = 3
+_STREAM_MMD: Final = 4
 
 
 class _SingleThreaded:
@@ -570,22 +579,37 @@ def _certificate_rows(
     setting: Setting, mech: Mechanism, table: Any, pairs: Sequence[tuple[int, int]], token: str,
     base: Sequence[dict[str, Any]], delta: float, split_seed: int, oracle: bool, ledger_dir: Path,
     default: bool = False,
+    mmd: bool = False,
 ) -> list[dict[str, Any]]:
     """Fit one family of fixed tests on development rows, seal, evaluate once; one row per pair."""
     from certify._core import Pair
     from certify.families import BoundPlan
     from certify.ledger import Ledger
+    from certify.mmd_test import MMDTest
     from certify.protocol import FixedTest, Protocol
+    from certify.results import ErrorRateEvidence
     from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+    from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
-    route = "certificate_oracle" if oracle else "certificate_default" if default else "certificate_learned"
+    route = (
+        "certificate_oracle"
+        if oracle
+        else "certificate_default"
+        if default
+        else "certificate_mmd"
+        if mmd
+        else "certificate_learned"
+    )
     split = table.split(dev_fraction=DEV_FRACTION, seed=split_seed)
     family_size = setting.family_size or len(pairs)
     protocol = Protocol(f"benchmark-{route}", confidence_level=CONFIDENCE_LEVEL, delta=delta,
                         family_size=family_size)
     for i, j in pairs:
         pair = Pair(_label(token, i), _label(token, j))
-        if oracle:
+        test: FixedTest | MMDTest
+        if mmd:
+            test = MMDTest.fit(split.development, pair)
+        elif oracle:
             test = FixedTest.from_score(_OracleScore(mech, i, j), split.development, pair, name="oracle")
         elif default:
             plan = BoundPlan.for_pair(split.reserved, pair, family_size, CONFIDENCE_LEVEL, delta)
@@ -600,27 +624,37 @@ def _certificate_rows(
     for k, cert in enumerate(family.certificates):
         row = dict(base[k])
         a = cert.alpha_per_rate
-        ceiling = epsilon_lower_from_error_bounds(
-            clopper_pearson_upper(0, cert.n_class0, a), clopper_pearson_upper(0, cert.n_class1, a), cert.delta
-        )
+        ev = cert.evidence
         row.update({
             "route": route,
             "status": cert.status,
             "value_name": "epsilon_lower",
             "value": float(cert.epsilon_lower),
-            "development_auc": float(dev_auc[cert.pair]),
-            "false_positives": int(cert.false_positives),
             "n_class0": int(cert.n_class0),
-            "false_negatives": int(cert.false_negatives),
             "n_class1": int(cert.n_class1),
             "alpha_per_rate": float(a),
             "certificate_delta": float(cert.delta),
-            "u_fpr": float(cert.u_fpr),
-            "u_fnr": float(cert.u_fnr),
-            "zero_error_ceiling": float(ceiling),
-            "failure_possible": bool(ceiling > row["exact_epsilon"]),
             "exceeds_exact": bool(cert.epsilon_lower > row["exact_epsilon"]),
         })
+        if isinstance(ev, ErrorRateEvidence):
+            ceiling = epsilon_lower_from_error_bounds(
+                clopper_pearson_upper(0, cert.n_class0, a),
+                clopper_pearson_upper(0, cert.n_class1, a),
+                cert.delta,
+            )
+            row.update({
+                "development_auc": float(dev_auc[cert.pair]),
+                "false_positives": int(ev.false_positives),
+                "false_negatives": int(ev.false_negatives),
+                "u_fpr": float(ev.u_fpr),
+                "u_fnr": float(ev.u_fnr),
+            })
+        else:
+            # the largest possible statistic is sqrt 2 (kernel in [0, 1]); its bound is the ceiling
+            ceiling = mmd_pure_dp_epsilon_lower(max(0.0, math.sqrt(2.0) - ev.slack), cert.delta)
+            row.update({"mmd": float(ev.mmd_biased), "mmd_lower": float(ev.mmd_lower)})
+        row["zero_error_ceiling"] = float(ceiling)
+        row["failure_possible"] = bool(ceiling > row["exact_epsilon"])
         rows.append(row)
     return rows
 
@@ -769,6 +803,16 @@ def _compute(setting: Setting, refs: Mapping[str, float]) -> tuple[pd.DataFrame,
                     rows += _certificate_rows(setting, mech, default_table, pairs, default_token, base,
                                               delta, split_seed, False, Path(tmp), default=True)
                     timings["certificate_default"] = time.perf_counter() - t0
+                if setting.mmd_test:
+                    t0 = time.perf_counter()
+                    mmd_token = f"{token}m"
+                    mmd_table = _sample_table(mech, identities, setting.n_samples, entropy,
+                                              _STREAM_MMD, mmd_token)
+                    timings["sampling"] += time.perf_counter() - t0
+                    t0 = time.perf_counter()
+                    rows += _certificate_rows(setting, mech, mmd_table, pairs, mmd_token, base,
+                                              delta, split_seed, False, Path(tmp), mmd=True)
+                    timings["certificate_mmd"] = time.perf_counter() - t0
     return _frame(rows), timings
 
 

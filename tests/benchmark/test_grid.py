@@ -18,17 +18,66 @@ from certify.errors import DataError, ParameterError
 def tiny_settings() -> list[Setting]:
     """Small settings (d = 16, 4-5 pairs) touching every experiment, route and certificate kind."""
     out = [
-        Setting("main", "dispersed", fam, eps, 20, 0, ("gauss_mech", "mmd_tv", "roc_oof"),
-                certificates=True, pair_count=4, dimension=16, reference_draws=300)
+        Setting(
+            "main",
+            "dispersed",
+            fam,
+            eps,
+            20,
+            0,
+            ("gauss_mech", "mmd_tv", "roc_oof"),
+            certificates=True,
+            pair_count=4,
+            dimension=16,
+            reference_draws=300,
+        )
         for fam in ("laplace", "gaussian")
         for eps in (0.0, 64.0)
     ]
-    out.append(Setting("randomized_response", "clustered", "randomized_response", 8.0, 20, 1,
-                       ("mmd_tv", "roc_oof"), certificates=True, pair_count=4, dimension=16))
-    out.append(Setting("anisotropic", "clustered", "anisotropic", 32.0, 20, 1, ("mmd_tv", "roc_oof"),
-                       certificates=True, pair_count=4, dimension=16))
-    out.append(Setting("power", "dispersed", "gaussian", 64.0, 20, 3, (), certificates=True,
-                       pair_set="power", pair_count=5, family_size=40, dimension=16))
+    out.append(
+        Setting(
+            "randomized_response",
+            "clustered",
+            "randomized_response",
+            8.0,
+            20,
+            1,
+            ("mmd_tv", "roc_oof"),
+            certificates=True,
+            pair_count=4,
+            dimension=16,
+        )
+    )
+    out.append(
+        Setting(
+            "anisotropic",
+            "clustered",
+            "anisotropic",
+            32.0,
+            20,
+            1,
+            ("mmd_tv", "roc_oof"),
+            certificates=True,
+            pair_count=4,
+            dimension=16,
+        )
+    )
+    out.append(
+        Setting(
+            "power",
+            "dispersed",
+            "gaussian",
+            64.0,
+            20,
+            3,
+            (),
+            certificates=True,
+            pair_set="power",
+            pair_count=5,
+            family_size=40,
+            dimension=16,
+        )
+    )
     out.append(Setting("null_floor", "dispersed", "laplace", 0.0, 20, 2, ("gauss_mech",), dimension=16))
     return out
 
@@ -80,10 +129,17 @@ def test_bit_identical_dask(serial_run: tuple[Path, pd.DataFrame], tmp_path: Pat
     """The dask backend on a LocalCluster gives the same table, bit for bit."""
     distributed = pytest.importorskip("distributed")
     _, serial = serial_run
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        path = run_grid(tiny_settings(), tmp_path, workers=2, backend="dask",
-                        scheduler=cluster.scheduler_address, progress=False)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        path = run_grid(
+            tiny_settings(),
+            tmp_path,
+            workers=2,
+            backend="dask",
+            scheduler=cluster.scheduler_address,
+            progress=False,
+        )
     pd.testing.assert_frame_equal(serial, read_results(path), check_exact=True)
 
 
@@ -190,8 +246,14 @@ def test_presets_match_the_paper_counts() -> None:
 )
 def test_setting_rejects_bad_values(kwargs: dict[str, object], message: str) -> None:
     """Invalid settings raise ParameterError naming the field and the constraint."""
-    base: dict[str, object] = {"experiment": "main", "prototypes": "dispersed", "family": "laplace",
-                               "epsilon_g": 1.0, "n_samples": 30, "repetition": 0}
+    base: dict[str, object] = {
+        "experiment": "main",
+        "prototypes": "dispersed",
+        "family": "laplace",
+        "epsilon_g": 1.0,
+        "n_samples": 30,
+        "repetition": 0,
+    }
     base.update(kwargs)
     with pytest.raises(ParameterError, match=message):
         Setting(**base)  # type: ignore[arg-type]
@@ -209,3 +271,26 @@ def test_run_grid_rejects_bad_options(tmp_path: Path) -> None:
         run_grid([s, s], tmp_path)
     with pytest.raises(DataError, match="results must be an existing"):
         read_results(tmp_path / "missing.parquet")
+
+
+def test_mmd_route_rows_are_certificates_below_the_truth(tmp_path: Path) -> None:
+    """The certificate_mmd route yields Certificate rows with an MMD lower bound, none above the truth."""
+    setting = Setting(
+        experiment="mmd-route",
+        prototypes="dispersed",
+        family="laplace",
+        epsilon_g=0.0,
+        n_samples=40,
+        repetition=0,
+        certificates=True,
+        mmd_test=True,
+        pair_count=4,
+        dimension=16,
+        reference_draws=200,
+    )
+    frame = read_results(run_grid([setting], tmp_path, workers=1, progress=False))
+    rows = frame[frame["route"] == "certificate_mmd"]
+    assert len(rows) == 4
+    assert set(rows["status"]) == {"Certificate"}
+    assert (rows["value"] >= 0).all() and not rows["exceeds_exact"].any()
+    assert (rows["mmd_lower"] <= rows["mmd"]).all()
