@@ -47,7 +47,7 @@ POP: Final = "[PopulationEstimate]"
 CERT: Final = "[Certificate]"
 REF: Final = "[known reference]"
 CERT_ROUTES: Final = {"certificate_learned": "learned", "certificate_oracle": "oracle",
-                      "certificate_default": "certify default"}
+                      "certificate_default": "certify default", "certificate_mmd": "certified MMD"}
 _SETTING: Final = ["experiment", "prototypes", "mechanism", "noise_family", "epsilon_g", "n_samples",
                    "repetition", "dimension"]
 PAPER_TABLE4: Final = pd.DataFrame({
@@ -605,7 +605,7 @@ def _fraction_grid(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
     grid.columns = [f"eps={c:g} {CERT}" for c in grid.columns]
     grid = grid.reset_index()
     names = {"certificate_oracle": "exact", "certificate_learned": "learned",
-             "certificate_default": "certify default"}
+             "certificate_default": "certify default", "certificate_mmd": "certified MMD"}
     grid.insert(0, "test", grid.pop("route").map(names))
     grid = grid.rename(columns={"n_samples": "n"})
     return grid.sort_values(["test", "n"]).reset_index(drop=True)
