@@ -5,8 +5,8 @@ is numerically possible (the zero-error ceiling of every test exceeds the exact 
 epsilon): small global epsilon, few dimensions, many reserved rows and small families. Every
 family runs through the real path, ``FixedTest`` -> ``Protocol.seal`` -> ``evaluate``, for
 each certificate route (the paper's logistic test, certify's default test, the exact
-likelihood-ratio oracle). A family fails when any of its certificates exceeds its exact
-reference; the observed family-wise failure rate is compared with the nominal level
+likelihood-ratio oracle, the certified MMD route). A family fails when any of its certificates
+exceeds its exact reference; the observed family-wise failure rate is compared with the nominal level
 ``1 - confidence_level``.
 """
 
@@ -20,8 +20,8 @@ from certify.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = ["RouteCoverage", "SelftestReport", "run_selftest"]
 
-ROUTES: Final = ("certificate_learned", "certificate_default", "certificate_oracle")
-"""Certificate routes checked (paper logistic, certify default, exact-LR oracle)."""
+ROUTES: Final = ("certificate_learned", "certificate_default", "certificate_oracle", "certificate_mmd")
+"""Certificate routes checked (paper logistic, certify default, exact-LR oracle, certified MMD)."""
 NOMINAL: Final = 0.05
 """Nominal family-wise failure probability (confidence level 0.95)."""
 _CONFIGS: Final = (("laplace", 1.0), ("gaussian", 1.0))
@@ -111,7 +111,8 @@ def _one_family(family: str, epsilon_g: float, repetition: int) -> list[tuple[st
     from certify.benchmark.grid import Setting, compute_setting
 
     setting = Setting("selftest", "dispersed", family, epsilon_g, _N_SAMPLES, repetition,  # type: ignore[arg-type]
-                      certificates=True, default_test=True, pair_count=_PAIRS, dimension=_DIMENSION)
+                      certificates=True, default_test=True, mmd_test=True, pair_count=_PAIRS,
+                      dimension=_DIMENSION)
     frame, _ = compute_setting(setting)
     out = []
     for route, g in frame.groupby("route"):

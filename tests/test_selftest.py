@@ -19,7 +19,7 @@ def test_quick_selftest_is_consistent() -> None:
     """The quick self-test runs every route through seal/evaluate and finds no excess failures."""
     report = run_selftest(quick=True)
     assert {r.route for r in report.routes} == {
-        "certificate_learned", "certificate_default", "certificate_oracle"}
+        "certificate_learned", "certificate_default", "certificate_oracle", "certificate_mmd"}
     assert all(r.families == 80 for r in report.routes)
     # Every family is built so a violation is numerically possible (ceiling > reference).
     assert all(r.failure_possible == r.families for r in report.routes)
