@@ -573,6 +573,7 @@ class ReservedSplit:
 
     __slots__ = (
         "_repeated",
+        "_row_key_cache",
         "_rows",
         "_spent",
         "counts",
@@ -592,6 +593,7 @@ class ReservedSplit:
     _spent: bool
     _rows: dict[str, NDArray[np.float64]]
     _repeated: dict[str, NDArray[np.bool_]]
+    _row_key_cache: list[str] | None
 
     def __init__(self) -> None:
         raise ProtocolError(
@@ -615,6 +617,7 @@ class ReservedSplit:
         frozen = {k: _readonly(v) for k, v in sorted(rows.items())}
         self._rows = frozen
         self._repeated = {k: repeated[k] for k in frozen}
+        self._row_key_cache = None
         self.fingerprint = _fingerprint(frozen.items(), "certify.reserved.v1")
         self.counts = FrozenMap({k: int(v.shape[0]) for k, v in frozen.items()})  # type: ignore[assignment]
         self.development_fingerprint = development_fingerprint
@@ -643,6 +646,8 @@ class ReservedSplit:
         fingerprint, identity, content and repeat number: re-splitting that table is recognised,
         fresh data are not mistaken for spent data.
         """
+        if self._row_key_cache is not None:
+            return self._row_key_cache
         keys: list[str] = []
         for label, rows in self._rows.items():
             seen: dict[bytes, int] = {}
@@ -657,6 +662,7 @@ class ReservedSplit:
                 else:
                     payload = b"u" + tag + data
                 keys.append(hashlib.sha256(payload).hexdigest()[:32])
+        self._row_key_cache = keys
         return keys
 
     def _take(self, identity: str) -> NDArray[np.float64]:
