@@ -783,36 +783,23 @@ def _compute(setting: Setting, refs: Mapping[str, float]) -> tuple[pd.DataFrame,
                                           False, Path(tmp))
                 timings["certificate_learned"] = time.perf_counter() - t0
                 del table
-                t0 = time.perf_counter()
-                # Own labels too: randomized response can draw value-identical samples.
-                oracle_token = f"{token}o"
-                oracle_table = _sample_table(mech, identities, setting.n_samples, entropy, _STREAM_ORACLE,
-                                             oracle_token)
-                timings["sampling"] += time.perf_counter() - t0
-                t0 = time.perf_counter()
-                rows += _certificate_rows(setting, mech, oracle_table, pairs, oracle_token, base, delta,
-                                          split_seed, True, Path(tmp))
-                timings["certificate_oracle"] = time.perf_counter() - t0
+                # Each further family draws its own sample of the same law, with its own labels
+                # (randomized response can draw value-identical samples), protocol and ledger.
+                families = [("oracle", _STREAM_ORACLE, "o")]
                 if setting.default_test:
-                    t0 = time.perf_counter()
-                    default_token = f"{token}c"
-                    default_table = _sample_table(mech, identities, setting.n_samples, entropy,
-                                                  _STREAM_DEFAULT, default_token)
-                    timings["sampling"] += time.perf_counter() - t0
-                    t0 = time.perf_counter()
-                    rows += _certificate_rows(setting, mech, default_table, pairs, default_token, base,
-                                              delta, split_seed, False, Path(tmp), default=True)
-                    timings["certificate_default"] = time.perf_counter() - t0
+                    families.append(("default", _STREAM_DEFAULT, "c"))
                 if setting.mmd_test:
+                    families.append(("mmd", _STREAM_MMD, "m"))
+                for kind, stream, suffix in families:
                     t0 = time.perf_counter()
-                    mmd_token = f"{token}m"
-                    mmd_table = _sample_table(mech, identities, setting.n_samples, entropy,
-                                              _STREAM_MMD, mmd_token)
+                    own_token = f"{token}{suffix}"
+                    own_table = _sample_table(mech, identities, setting.n_samples, entropy, stream, own_token)
                     timings["sampling"] += time.perf_counter() - t0
                     t0 = time.perf_counter()
-                    rows += _certificate_rows(setting, mech, mmd_table, pairs, mmd_token, base,
-                                              delta, split_seed, False, Path(tmp), mmd=True)
-                    timings["certificate_mmd"] = time.perf_counter() - t0
+                    rows += _certificate_rows(setting, mech, own_table, pairs, own_token, base, delta,
+                                              split_seed, kind == "oracle", Path(tmp),
+                                              default=kind == "default", mmd=kind == "mmd")
+                    timings[f"certificate_{kind}"] = time.perf_counter() - t0
     return _frame(rows), timings
 
 
