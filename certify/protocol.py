@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -645,12 +646,8 @@ def _out_of_fold(
         )
     X = np.vstack([x_a, x_b])
     y = np.concatenate([np.zeros(len(x_a), np.int64), np.ones(len(x_b), np.int64)])
-    out = np.empty(len(y), dtype=np.float64)
-    for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y):
-        model = _sklearn.clone_estimator(estimator)
-        model.fit(X[train], y[train])
-        out[test] = _sklearn.score_binary(model, X[test], response)
-    return out
+    splits = StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y)
+    return _sklearn.out_of_fold(estimator, X, y, splits, response)
 
 
 def _oriented_auc(s0: NDArray[np.float64], s1: NDArray[np.float64], orientation: int) -> float:
@@ -672,14 +669,20 @@ def _canonical(content: Mapping[str, Any]) -> str:
 
 
 def _versions() -> dict[str, str]:
-    """Versions of certify and its numerical dependencies."""
-    out: dict[str, str] = {}
+    """Versions of certify and its numerical dependencies (read once per process)."""
+    return dict(_installed_versions())
+
+
+@functools.cache
+def _installed_versions() -> tuple[tuple[str, str], ...]:
+    """Installed versions; distributions cannot change under a running interpreter."""
+    out: list[tuple[str, str]] = []
     for dist in ("certify", "numpy", "scipy", "scikit-learn", "attrs", "skops"):
         try:
-            out[dist] = metadata.version(dist)
+            out.append((dist, metadata.version(dist)))
         except metadata.PackageNotFoundError:
-            out[dist] = "unknown"
-    return out
+            out.append((dist, "unknown"))
+    return tuple(out)
 
 
 @final

@@ -20,10 +20,9 @@ from numpy.typing import ArrayLike, NDArray
 from certify._sklearn import (
     Classifier,
     Response,
-    clone_estimator,
     default_estimator,
+    out_of_fold,
     response_of,
-    score_binary,
 )
 from certify.errors import DataError, ParameterError
 from certify.stats._checks import as_rows as _as_rows_checked
@@ -565,10 +564,5 @@ def out_of_fold_scores(
     method = response_of(model0, response)
     X = np.vstack([a, b])
     y = np.concatenate([np.zeros(len(a), dtype=np.int64), np.ones(len(b), dtype=np.int64)])
-    scores = np.empty(len(X), dtype=np.float64)
     splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=state)
-    for train, test in splitter.split(X, y):
-        model = clone_estimator(model0)
-        model.fit(X[train], y[train])
-        scores[test] = score_binary(model, X[test], method)
-    return scores
+    return out_of_fold(model0, X, y, splitter.split(X, y), method)
