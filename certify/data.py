@@ -7,7 +7,6 @@ import hashlib
 import math
 import numbers
 import os
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, final
 
@@ -115,7 +114,8 @@ def _fingerprint(parts: Iterable[tuple[str, NDArray[np.float64]]], domain: str) 
         h.update(len(encoded).to_bytes(8, "little"))
         h.update(encoded)
         h.update(np.int64(rows.shape[0]).tobytes() + np.int64(rows.shape[1]).tobytes())
-        h.update(np.ascontiguousarray(rows, dtype="<f8").tobytes())
+        # hashed from the array's buffer: the same bytes as ``tobytes()``, without the copy
+        h.update(np.ascontiguousarray(rows, dtype="<f8").data)
     return h.hexdigest()
 
 
@@ -124,6 +124,123 @@ def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
     out = np.array(a, dtype=np.float64, order="C", copy=True)
     out.setflags(write=False)
     return out
+
+
+def _squared_norms(array: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Per row, the sum of squares in one pass; NaN exactly for rows holding a NaN.
+
+    Squares are non-negative, so a row's sum is NaN if and only if one of its coordinates is
+    NaN (``inf + inf`` is ``inf``, never ``inf - inf``). The sum may overflow to ``inf`` or
+    lose underflowing squares; :func:`_at_or_below_floor` explains why that is harmless.
+    """
+    return np.asarray(np.einsum("ij,ij->i", array, array), dtype=np.float64)
+
+
+def _at_or_below_floor(array: NDArray[np.float64], squares: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """``hypot.reduce(row) <= NORM_FLOOR`` for every row without a NaN, decided from ``squares``.
+
+    The Euclidean norm decides only whether a row is dropped, so it need not be computed in
+    full: ``squares`` (from :func:`_squared_norms`) settles every row but those within a narrow
+    band around the floor, whose norms are recomputed with the chained ``np.hypot.reduce``
+    that defines the decision, so every decision is the one ``hypot.reduce`` gives.
+
+    Why the band is wide enough, with unit roundoff ``u = 2**-53`` and ``d`` columns: the
+    computed sum of squares is within a relative ``(d + 1) u`` (to first order) of the exact
+    sum ``S`` (rounded products, then a sum of non-negative terms in any order); squares that
+    underflow add an absolute error below ``d * 2**-1074``, negligible next to ``NORM_FLOOR**2
+    = 1e-12``. The chained hypot is within a relative ``2 d u`` of ``sqrt(S)`` (each step is
+    within one ulp and propagates earlier errors with a factor at most 1). The band
+    ``NORM_FLOOR**2 * (1 -+ 16 (d + 2) u)`` exceeds the sum of both errors several times over,
+    so outside it both computations fall on the same side of the floor. Far from the band:
+    a sum that overflows to ``inf`` means a norm above ``1e154`` (kept, as ``hypot`` gives a
+    finite huge norm or ``inf``, both above the floor); a sum of ``0`` (all-zero rows, or
+    coordinates so small that every square underflows, e.g. ``1e-300``) means a norm far below
+    the floor (dropped). Rows holding a NaN (sum NaN) give ``False``; they are dropped as
+    missing before this matters.
+    """
+    d = array.shape[1]
+    delta = 16.0 * (d + 2) * 2.0**-53
+    floor2 = NORM_FLOOR * NORM_FLOOR
+    low, high = floor2 * (1.0 - delta), floor2 * (1.0 + delta)
+    out = np.asarray(squares < low, dtype=bool)
+    band = np.flatnonzero((squares >= low) & (squares <= high))
+    if band.size:
+        out[band] = np.hypot.reduce(array[band], axis=1) <= NORM_FLOOR
+    return out
+
+
+def _multipliers(d: int) -> NDArray[np.uint64]:
+    """Fixed odd 64-bit multipliers for :func:`_row_hash` (same values in every process)."""
+    draws = np.random.default_rng(0x5EED_CE27).integers(0, 2**63, size=d, dtype=np.uint64)
+    return (draws << np.uint64(1)) | np.uint64(1)
+
+
+def _row_hash(words: NDArray[np.uint64], multipliers: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """A 64-bit hash per row of 64-bit words: equal rows get equal hashes (unequal ones rarely do).
+
+    Folding the high half of each word into the low half first lets words that differ only in
+    their high bits (sign, exponent and leading mantissa bits of small integers stored as
+    float64) still change many bits of the wrapping product sum.
+    """
+    folded = words >> np.uint64(32)
+    folded ^= words
+    return np.asarray(folded @ multipliers, dtype=np.uint64)
+
+
+def _shared_keys(keys: NDArray[np.uint64]) -> NDArray[np.intp]:
+    """Ascending indices of the entries whose key occurs more than once."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    same = ordered[1:] == ordered[:-1]
+    shared = np.zeros(keys.size, dtype=bool)
+    shared[1:] |= same
+    shared[:-1] |= same
+    return np.sort(order[shared])
+
+
+def _first_copies(array: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Per row, the index of the first row with the same bytes (the row itself when unique).
+
+    Rows are equal when their float64 bytes are equal, as in ``row.tobytes()`` comparisons (so
+    ``0.0`` and ``-0.0`` differ). A hash of a few columns rules out most rows at once (all of
+    them for continuous data); rows that share it get a hash of the whole row, and every row
+    grouped by that hash is checked word for word against its group's first row. Should the
+    check ever fail (a hash collision), those rows are grouped by sorting their bytes instead,
+    so the result never depends on the hash.
+    """
+    n = array.shape[0]
+    first = np.arange(n, dtype=np.intp)
+    if n < 2:
+        return first
+    words = np.ascontiguousarray(array, dtype=np.float64).reshape(n, -1).view(np.uint64)
+    d = words.shape[1]
+    multipliers = _multipliers(d)
+    columns = np.unique(np.linspace(0, d - 1, num=min(d, 8)).astype(np.intp))
+    candidates = _shared_keys(_row_hash(words[:, columns], multipliers[: columns.size]))
+    if candidates.size == 0:
+        return first
+    sub = words if candidates.size == n else words[candidates]
+    keys = _row_hash(sub, multipliers)
+    order = np.argsort(keys, kind="stable")  # stable: each run starts with its smallest index
+    ordered = keys[order]
+    starts = np.ones(order.size, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    # rows in one run of equal hashes are all equal if each equals the row before it
+    grouped = sub[order]
+    if bool((grouped[1:] == grouped[:-1]).all(axis=1)[~starts[1:]].all()):
+        run_first = order[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
+        first[candidates[order]] = candidates[run_first]
+        return first
+    whole = np.ascontiguousarray(sub).view(np.dtype((np.void, 8 * d))).ravel()
+    _, index, inverse = np.unique(whole, return_index=True, return_inverse=True)
+    first[candidates] = candidates[index[inverse.ravel()]]
+    return first
+
+
+def _repeat_flags(array: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per row, whether its vector occurs more than once among the rows of ``array``."""
+    first = _first_copies(array)
+    return np.asarray(np.bincount(first, minlength=first.size)[first] > 1, dtype=bool)
 
 
 @final
@@ -151,15 +268,31 @@ class EmbeddingTable:
     (('a', 'b'), 4, 2)
     """
 
-    __slots__ = ("_rows", "cleaning", "dimension", "fingerprint", "identities")
+    __slots__ = ("_repeated", "_rows", "cleaning", "dimension", "fingerprint", "identities")
 
     identities: tuple[str, ...]
     dimension: int
     cleaning: CleaningReport
     fingerprint: str
     _rows: dict[str, NDArray[np.float64]]
+    _repeated: dict[str, NDArray[np.bool_]] | None
 
     def __init__(self, rows: Mapping[str, NDArray[np.float64]], cleaning: CleaningReport) -> None:
+        self._setup(rows, cleaning, copy=True)
+
+    @classmethod
+    def _owning(
+        cls, rows: Mapping[str, NDArray[np.float64]], cleaning: CleaningReport
+    ) -> EmbeddingTable:
+        """A table that takes over ``rows``: fresh C-contiguous float64 arrays no one else holds."""
+        self = object.__new__(cls)
+        self._setup(rows, cleaning, copy=False)
+        return self
+
+    def _setup(
+        self, rows: Mapping[str, NDArray[np.float64]], cleaning: CleaningReport, *, copy: bool
+    ) -> None:
+        """Validate, freeze (copying unless the rows are owned) and fingerprint the rows."""
         if len(rows) < 2:
             raise DataError(
                 f"a table must hold at least 2 identities to audit; got {len(rows)}. "
@@ -169,7 +302,13 @@ class EmbeddingTable:
         if len(dims) != 1:
             raise DataError(f"all rows must have one dimension; got {sorted(dims)}.")
         self.identities = tuple(sorted(rows))
-        self._rows = {k: _readonly(rows[k]) for k in self.identities}
+        if copy:
+            self._rows = {k: _readonly(rows[k]) for k in self.identities}
+        else:
+            self._rows = {k: rows[k] for k in self.identities}
+            for r in self._rows.values():
+                r.setflags(write=False)
+        self._repeated = None
         self.dimension = dims.pop()
         self.cleaning = cleaning
         self.fingerprint = _fingerprint(
@@ -233,13 +372,20 @@ class EmbeddingTable:
             )
         if array.shape[1] == 0:
             raise DataError("vectors must have at least one column; got 0.")
-        if np.isinf(array).any():
-            r, c = np.argwhere(np.isinf(array))[0]
-            raise DataError(
-                f"vectors must be finite; row {int(r)}, column {int(c)} is {float(array[r, c])!r}. "
-                "Fix or remove that row (missing values may be given as NaN)."
-            )
-        return cls._clean(label_list, array, normalize)
+        squares = _squared_norms(array)
+        # an infinite coordinate makes its row's sum of squares inf (or NaN beside a NaN), so
+        # only rows with a non-finite sum (which also holds for finite rows that overflow) need
+        # a look at their coordinates
+        suspects = np.flatnonzero(~np.isfinite(squares))
+        if suspects.size:
+            hits = np.argwhere(np.isinf(array[suspects]))
+            if hits.size:
+                r, c = int(suspects[hits[0, 0]]), int(hits[0, 1])
+                raise DataError(
+                    f"vectors must be finite; row {r}, column {c} is {float(array[r, c])!r}. "
+                    "Fix or remove that row (missing values may be given as NaN)."
+                )
+        return cls._clean(label_list, array, normalize, squares)
 
     @classmethod
     def from_csv(
@@ -355,38 +501,73 @@ class EmbeddingTable:
         return cls._clean(labels, np.array(values, dtype=np.float64), normalize)
 
     @classmethod
-    def _clean(cls, labels: list[str], array: NDArray[np.float64], normalize: bool) -> EmbeddingTable:
-        """Drop missing and zero-norm rows, find duplicates, normalize when asked."""
-        dropped: list[DroppedRow] = []
-        missing = np.asarray(np.isnan(array).any(axis=1), dtype=bool)
-        # hypot.reduce: a plain sum of squares overflows for coordinates above ~1e154
-        norms = np.hypot.reduce(np.nan_to_num(array), axis=1)
-        tiny = ~missing & (norms <= NORM_FLOOR)
-        for i in np.flatnonzero(missing | tiny).tolist():
-            reason = "missing value" if bool(missing[i]) else f"norm <= {NORM_FLOOR:g}"
-            dropped.append(DroppedRow(row=i, identity=labels[i], reason=reason))
-        keep = ~(missing | tiny)
-        if not keep.any():
+    def _clean(
+        cls,
+        labels: list[str],
+        array: NDArray[np.float64],
+        normalize: bool,
+        squares: NDArray[np.float64] | None = None,
+    ) -> EmbeddingTable:
+        """Drop missing and zero-norm rows, find duplicates, normalize when asked.
+
+        ``squares`` are the rows' sums of squares (:func:`_squared_norms`) when already known.
+        """
+        if squares is None:
+            squares = _squared_norms(array)
+        missing = np.isnan(squares)  # the same rows as np.isnan(array).any(axis=1)
+        tiny = ~missing & _at_or_below_floor(array, squares)
+        drop = missing | tiny
+        dropped = [
+            DroppedRow(
+                row=i,
+                identity=labels[i],
+                reason="missing value" if bool(missing[i]) else f"norm <= {NORM_FLOOR:g}",
+            )
+            for i in np.flatnonzero(drop).tolist()
+        ]
+        kept_at = np.flatnonzero(~drop)
+        if kept_at.size == 0:
             raise DataError("no usable rows: every row has a missing value or a zero norm.")
-        kept = array[keep]
-        kept_labels = [lab for lab, k in zip(labels, keep, strict=True) if k]
-        within, across = _duplicates(kept_labels, kept)
-        if normalize:
-            scaled = kept / np.max(np.abs(kept), axis=1)[:, None]  # norms near 1e308 overflow
-            kept = scaled / np.hypot.reduce(scaled, axis=1)[:, None]
-        groups: dict[str, list[int]] = defaultdict(list)
-        for j, lab in enumerate(kept_labels):
-            groups[lab].append(j)
-        rows = {lab: kept[idx] for lab, idx in groups.items()}
+        # gather the kept rows once, grouped by identity (sorted) and in input order within one
+        names = sorted(set(labels))
+        code_of = {name: j for j, name in enumerate(names)}
+        codes = np.fromiter(map(code_of.__getitem__, labels), dtype=np.intp, count=len(labels))
+        kept_codes = codes[kept_at]
+        order = np.argsort(kept_codes, kind="stable")
+        stack = np.ascontiguousarray(array[kept_at[order]], dtype=np.float64)
+        stack_codes = kept_codes[order]
+        first = _first_copies(stack)
+        repeated = np.asarray(np.bincount(first, minlength=first.size)[first] > 1, dtype=bool)
+        repeated.setflags(write=False)
+        within, across = _duplicates(names, stack_codes, first, repeated)
+        if normalize:  # row by row, so the bits match normalizing the rows in any order
+            scaled = stack / np.max(np.abs(stack), axis=1)[:, None]  # norms near 1e308 overflow
+            stack = np.ascontiguousarray(scaled / np.hypot.reduce(scaled, axis=1)[:, None])
+        stack.setflags(write=False)
+        counts = np.bincount(stack_codes, minlength=len(names))
+        ends = np.cumsum(counts).tolist()
+        rows: dict[str, NDArray[np.float64]] = {}
+        flags: dict[str, NDArray[np.bool_]] = {}
+        start = 0
+        for name, count, end in zip(names, counts.tolist(), ends, strict=True):
+            if count:  # identities whose every row was dropped are absent
+                rows[name] = stack[start:end]
+                flags[name] = repeated[start:end]
+            start = end
         report = CleaningReport(
             rows_read=len(labels),
-            rows_kept=int(keep.sum()),
+            rows_kept=int(kept_at.size),
             dropped=tuple(dropped),
             duplicates_within=within,
             duplicates_across=across,
             normalized=normalize,
         )
-        return cls(rows, report)
+        table = cls._owning(rows, report)
+        if not normalize:
+            # the stack holds the table's rows in the table's order: its repeat flags are the
+            # table's (normalizing can make distinct rows equal, so they are recomputed then)
+            table._repeated = flags
+        return table
 
     # -- access -------------------------------------------------------------------------------
 
@@ -434,16 +615,18 @@ class EmbeddingTable:
 
     def _repeated_rows(self) -> dict[str, NDArray[np.bool_]]:
         """Per identity, which rows hold a vector that occurs more than once in the whole table."""
+        if self._repeated is not None:
+            return self._repeated
         stacked = np.ascontiguousarray(np.vstack([self._rows[k] for k in self.identities]))
-        keys = stacked.view(np.dtype((np.void, stacked.dtype.itemsize * stacked.shape[1]))).ravel()
-        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
-        flags = counts[inverse.ravel()] > 1
+        flags = _repeat_flags(stacked)
+        flags.setflags(write=False)
         out: dict[str, NDArray[np.bool_]] = {}
         start = 0
         for k in self.identities:
             n = self._rows[k].shape[0]
             out[k] = flags[start : start + n]
             start += n
+        self._repeated = out
         return out
 
     # -- splitting ----------------------------------------------------------------------------
@@ -496,16 +679,17 @@ class EmbeddingTable:
             if n_dev < 1 or n_dev > n - 1:
                 short.append(f"{name} ({n} rows)")
                 continue
-            dev[name] = rows[np.sort(perm[:n_dev])]
-            test[name] = rows[np.sort(perm[n_dev:])]
-            shared[name] = repeated[name][np.sort(perm[n_dev:])]
+            reserved_at = np.sort(perm[n_dev:])
+            dev[name] = rows[np.sort(perm[:n_dev])]  # fresh arrays, handed over without a copy
+            test[name] = rows[reserved_at]
+            shared[name] = repeated[name][reserved_at]
         if short:
             raise DataError(
                 f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
                 f"get an empty development or reserved part, e.g. {', '.join(short[:5])}. "
                 "Drop them with table.subset(...) or change dev_fraction."
             )
-        development = EmbeddingTable(dev, self.cleaning)
+        development = EmbeddingTable._owning(dev, self.cleaning)
         reserved = ReservedSplit._create(
             test,
             development_fingerprint=development.fingerprint,
@@ -524,26 +708,32 @@ class EmbeddingTable:
 
 
 def _duplicates(
-    labels: list[str], array: NDArray[np.float64]
+    names: list[str], codes: NDArray[np.intp], first: NDArray[np.intp], repeated: NDArray[np.bool_]
 ) -> tuple[tuple[tuple[str, int], ...], tuple[tuple[str, ...], ...]]:
-    """Identical vectors repeated within an identity, and shared across identities."""
-    seen: dict[bytes, list[str]] = defaultdict(list)
-    contiguous = np.ascontiguousarray(array)
-    for lab, row in zip(labels, contiguous, strict=True):
-        seen[row.tobytes()].append(lab)
-    within: dict[str, int] = defaultdict(int)
-    across: list[tuple[str, ...]] = []
-    for owners in seen.values():
-        if len(owners) < 2:
-            continue
-        distinct = sorted(set(owners))
-        for lab in distinct:
-            extra = owners.count(lab) - 1
-            if extra > 0:
-                within[lab] += extra
-        if len(distinct) > 1:
-            across.append(tuple(distinct))
-    return tuple(sorted(within.items())), tuple(sorted(across))
+    """Identical vectors repeated within an identity, and shared across identities.
+
+    Row ``i`` has label ``names[codes[i]]`` (``names`` sorted), ``first[i]`` is the first row
+    with the same bytes (:func:`_first_copies`) and ``repeated[i]`` whether that vector occurs
+    more than once. Within: per identity, over its vectors, the copies beyond the first;
+    across: per vector held by several identities, their sorted labels; both sorted.
+    """
+    at = np.flatnonzero(repeated)
+    if at.size == 0:
+        return (), ()
+    width = len(names)
+    # one entry per (vector, identity) holding it, sorted by vector then identity
+    pairs = np.unique(first[at].astype(np.int64) * width + codes[at])
+    pair_codes = pairs % width
+    extra = np.bincount(codes[at], minlength=width) - np.bincount(pair_codes, minlength=width)
+    within = tuple((names[j], int(extra[j])) for j in np.flatnonzero(extra > 0).tolist())
+    vector = pairs // width
+    bounds = np.flatnonzero(np.diff(vector)) + 1
+    across = [
+        tuple(names[j] for j in group.tolist())
+        for group in np.split(pair_codes, bounds)
+        if group.size > 1
+    ]
+    return within, tuple(sorted(across))
 
 
 @final
@@ -612,9 +802,15 @@ class ReservedSplit:
         seed: int,
         repeated: dict[str, NDArray[np.bool_]],
     ) -> ReservedSplit:
-        """Internal constructor used by :meth:`EmbeddingTable.split`."""
+        """Internal constructor used by :meth:`EmbeddingTable.split`, which hands over ``rows``.
+
+        ``rows`` are fresh C-contiguous float64 arrays that no one else holds; they are frozen
+        in place, not copied.
+        """
         self = object.__new__(cls)
-        frozen = {k: _readonly(v) for k, v in sorted(rows.items())}
+        frozen = {k: v for k, v in sorted(rows.items())}
+        for v in frozen.values():
+            v.setflags(write=False)
         self._rows = frozen
         self._repeated = {k: repeated[k] for k in frozen}
         self._row_key_cache = None
@@ -648,20 +844,31 @@ class ReservedSplit:
         """
         if self._row_key_cache is not None:
             return self._row_key_cache
+        # each key is sha256(prefix + row bytes [+ repeat number]): the prefix is hashed once per
+        # identity and the hash state copied per row, the row bytes are read from one buffer
         keys: list[str] = []
+        scope = b"s" + self.table_fingerprint.encode()
         for label, rows in self._rows.items():
-            seen: dict[bytes, int] = {}
             tag = label.encode("utf-8") + b"\x00"
-            for row, repeated in zip(rows, self._repeated[label].tolist(), strict=True):
-                data = row.astype("<f8").tobytes()
+            unique = hashlib.sha256(b"u" + tag)
+            shared = hashlib.sha256(scope + tag)
+            data = np.ascontiguousarray(rows, dtype="<f8")
+            width = data.itemsize * (data.size // max(data.shape[0], 1))
+            buffer = data.data.cast("B")
+            seen: dict[bytes, int] = {}
+            for i, repeated in enumerate(self._repeated[label].tolist()):
+                row = buffer[i * width : (i + 1) * width]
                 if repeated:
-                    count = seen.get(data, 0)
-                    seen[data] = count + 1
-                    scope = b"s" + self.table_fingerprint.encode()
-                    payload = scope + tag + data + count.to_bytes(8, "little")
+                    content = row.tobytes()
+                    count = seen.get(content, 0)
+                    seen[content] = count + 1
+                    h = shared.copy()
+                    h.update(row)
+                    h.update(count.to_bytes(8, "little"))
                 else:
-                    payload = b"u" + tag + data
-                keys.append(hashlib.sha256(payload).hexdigest()[:32])
+                    h = unique.copy()
+                    h.update(row)
+                keys.append(h.hexdigest()[:32])
         self._row_key_cache = keys
         return keys
 
