@@ -39,6 +39,12 @@ __all__ = [
 _REFINE_FRACTION: Final = 2.0**-10
 #: Largest number of float64 elements a temporary block may hold (about 16 MB).
 _BLOCK_ELEMENTS: Final = 2_000_000
+#: Angle step of the ``cos`` weights whose dot products with the rows key the search for equal rows.
+_KEY_STEP: Final = 0.6180339887498949
+#: Up to this many rows, ties among row norms are looked for with a Python set instead of a sort.
+_SET_CHECK_ROWS: Final = 128
+#: Rows (and columns) per block when mirroring a symmetric distance matrix.
+_MIRROR_BLOCK: Final = 128
 #: Float64 elements per block of permutation label vectors (about 2 MB, cache friendly).
 _PERMUTATION_BLOCK_ELEMENTS: Final = 2**18
 #: Permuted statistics within this absolute distance below the observed one count as ``>=``.
@@ -88,27 +94,136 @@ def _row_chunks(rows: int, width: int) -> Iterator[slice]:
         yield slice(start, min(start + step, rows))
 
 
-def _sq_distances(x: NDArray[np.float64], y: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-    """Squared Euclidean distances between rows of ``x`` and ``y`` (``None``: ``x`` with itself)."""
-    same = y is None
-    yy = x if y is None else y
-    center = np.vstack([x, yy]).mean(axis=0) if not same else x.mean(axis=0)
-    xc = x - center
-    yc = xc if same else yy - center
-    nx = np.einsum("ij,ij->i", xc, xc)
-    ny = nx if same else np.einsum("ij,ij->i", yc, yc)
+def _centred(
+    z: NDArray[np.float64], center: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Rows of ``z`` minus ``center``, and their squared norms."""
+    zc = z - center
+    return zc, np.einsum("ij,ij->i", zc, zc)
+
+
+def _repeated_rows(
+    z: NDArray[np.float64], norms: NDArray[np.float64]
+) -> tuple[NDArray[np.intp], NDArray[np.intp]] | None:
+    """Group exactly equal rows: the first row of each group (in order) and each row's group index.
+
+    ``norms`` are the squared norms of the centred rows: copies of a row get equal norms, so without a
+    tie among them nothing is grouped. Returns ``None`` when no two rows are bit-for-bit equal, or
+    when so few rows repeat that refining their distances costs less than grouping and expanding.
+    A copy that is missed (not grouped) costs only time: its distances are computed and refined.
+    """
+    n, width = z.shape
+    if n <= _SET_CHECK_ROWS:  # a set of Python floats is the cheaper test for a few rows
+        if len(set(norms.tolist())) == n:
+            return None
+    else:
+        ordered_norms = np.sort(norms)
+        if not (ordered_norms[1:] == ordered_norms[:-1]).any():
+            return None
+    # Rows with equal keys are candidate copies. Copies may get different keys (the rounding of the
+    # product can depend on the row's position); they then stay ungrouped, which costs only time.
+    keys = z @ np.cos(np.arange(1, width + 1) * _KEY_STEP)
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.empty(n, dtype=bool)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    sizes = np.diff(np.append(np.flatnonzero(starts), n))
+    # Costs in units of one refined column (a few ns): refining a pair of copies costs about
+    # width + 10, an entry of the Gram pass about 4, expanding an entry or checking an element 1/3.
+    saved = int(sizes @ (sizes - 1)) // 2 * (width + 10) + 4 * (n * n - len(sizes) ** 2)
+    if 3 * saved < n * n + n * width:
+        return None
+    heads = order[starts]  # the sort is stable: the first row of each group
+    by_position = np.argsort(heads)
+    rank = np.empty(len(heads), dtype=np.intp)
+    rank[by_position] = np.arange(len(heads))
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = rank[np.cumsum(starts) - 1]
+    heads = heads[by_position]
+    bits = np.ascontiguousarray(z).view(np.uint64)
+    if not np.array_equal(bits[heads][inverse], bits):  # equal keys but different rows
+        return None
+    return heads, inverse
+
+
+def _mirror_upper(d2: NDArray[np.float64]) -> None:
+    """Copy the strict upper triangle of a square matrix onto the lower one and zero the diagonal.
+
+    Equal to ``triu(d2, 1) + triu(d2, 1).T`` bit for bit when ``d2`` holds no ``-0.0``.
+    """
+    n = d2.shape[0]
+    for start in range(0, n, _MIRROR_BLOCK):
+        stop = min(start + _MIRROR_BLOCK, n)
+        block = d2[start:stop, start:stop]
+        upper = np.triu(block, k=1)
+        np.add(upper, upper.T, out=block)
+        d2[stop:, start:stop] = d2[start:stop, stop:].T
+
+
+def _gram_sq_distances(
+    xc: NDArray[np.float64],
+    nx: NDArray[np.float64],
+    other: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+) -> NDArray[np.float64]:
+    """Squared distances between centred rows ``xc`` (squared norms ``nx``) and ``other`` (rows, norms).
+
+    ``other=None`` pairs ``xc`` with itself and returns an exactly symmetric matrix, zero diagonal.
+    """
+    same = other is None
+    yc, ny = (xc, nx) if other is None else other
+    d2: NDArray[np.float64] = xc @ yc.T
+    d2 *= -2.0  # exact, so adding the scale rounds exactly like scale - 2 (xc @ yc.T)
     scale = nx[:, None] + ny[None, :]
-    d2 = scale - 2.0 * (xc @ yc.T)
-    # Entries that lost digits to cancellation (near-duplicates, the diagonal) are recomputed.
-    rows, cols = np.nonzero(d2 <= _REFINE_FRACTION * scale)
-    for part in _row_chunks(len(rows), x.shape[1]):
-        diff = xc[rows[part]] - yc[cols[part]]
-        d2[rows[part], cols[part]] = np.einsum("ij,ij->i", diff, diff)
+    d2 += scale
+    scale *= _REFINE_FRACTION
+    # Entries that lost digits to cancellation (near-duplicates) are recomputed; for xc with itself
+    # only the strict upper triangle, which is then mirrored.
+    flat = np.flatnonzero(d2 <= scale)
+    if flat.size:
+        rows, cols = np.divmod(flat, d2.shape[1])
+        if same:
+            upper = rows < cols
+            rows, cols = rows[upper], cols[upper]
+        for part in _row_chunks(len(rows), xc.shape[1]):
+            diff = xc[rows[part]] - yc[cols[part]]
+            d2[rows[part], cols[part]] = np.einsum("ij,ij->i", diff, diff)
+    np.maximum(d2, 0.0, out=d2)
     if same:
-        upper = np.triu(d2, k=1)
-        d2 = upper + upper.T
-    clipped: NDArray[np.float64] = np.maximum(d2, 0.0, out=d2)
-    return clipped
+        _mirror_upper(d2)
+    return d2
+
+
+def _sq_distances(x: NDArray[np.float64], y: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Squared Euclidean distances between rows of ``x`` and ``y`` (``None``: ``x`` with itself).
+
+    The Gram form is evaluated on rows centred at the pooled mean, and entries with
+    ``d2 <= 2**-10 (||u||^2 + ||v||^2)`` are recomputed from the explicit difference. When exactly
+    equal rows repeat often (discrete data), distances are computed between distinct rows only and
+    expanded; copies of one row are exactly 0 apart either way. With ``y=None`` the result is exactly
+    symmetric with a zero diagonal.
+    """
+    if y is None:
+        xc, nx = _centred(x, x.mean(axis=0))
+        groups = _repeated_rows(x, nx)
+        if groups is None:
+            return _gram_sq_distances(xc, nx)
+        heads, inverse = groups
+        return _gram_sq_distances(xc[heads], nx[heads]).take(inverse, axis=0).take(inverse, axis=1)
+    center = np.vstack([x, y]).mean(axis=0)
+    xc, nx = _centred(x, center)
+    yc, ny = _centred(y, center)
+    groups_x, groups_y = _repeated_rows(x, nx), _repeated_rows(y, ny)
+    if groups_x is not None:
+        xc, nx = xc[groups_x[0]], nx[groups_x[0]]
+    if groups_y is not None:
+        yc, ny = yc[groups_y[0]], ny[groups_y[0]]
+    d2 = _gram_sq_distances(xc, nx, (yc, ny))
+    if groups_x is not None:
+        d2 = d2.take(groups_x[1], axis=0)
+    if groups_y is not None:
+        d2 = d2.take(groups_y[1], axis=1)
+    return d2
 
 
 def _median_from_sq(d2: NDArray[np.float64]) -> float:
