@@ -429,11 +429,19 @@ def _prototype_set(name: str, dimension: int) -> PrototypeSet:
     return ps
 
 
+_PAIR_CACHE: dict[tuple[str, str, int, int], tuple[tuple[int, int], ...]] = {}
+
+
 def _pairs(setting: Setting, ps: PrototypeSet) -> list[tuple[int, int]]:
-    """The setting's pair list."""
-    if setting.pair_set == "power":
-        return power_pairs(ps)
-    return benchmark_pairs(ps, count=setting.pair_count)
+    """The setting's pair list (computed once per process for each prototype set and list)."""
+    key = (setting.pair_set, setting.prototypes, setting.dimension, setting.pair_count)
+    with _CACHE_LOCK:
+        pairs = _PAIR_CACHE.get(key)
+        if pairs is None:
+            found = power_pairs(ps) if setting.pair_set == "power" else benchmark_pairs(ps, count=setting.pair_count)
+            pairs = tuple((int(i), int(j)) for i, j in found)
+            _PAIR_CACHE[key] = pairs
+    return list(pairs)
 
 
 def _entropy(setting: Setting) -> list[int]:

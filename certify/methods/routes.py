@@ -215,10 +215,9 @@ def mmd_tv(
     ('PopulationEstimate', True)
     """
     a, b = two_samples(x_a, x_b)
-    sigma = _mmd.median_bandwidth(np.vstack([a, b])) if bandwidth is None else float(bandwidth)
-    if not (math.isfinite(sigma) and sigma > 0):
+    if bandwidth is not None and not (math.isfinite(float(bandwidth)) and float(bandwidth) > 0):
         raise ParameterError(f"bandwidth must be a positive finite number; got {bandwidth!r}.")
-    mmd2 = _mmd.mmd2_unbiased(a, b, bandwidth=sigma)
+    mmd2, sigma = _mmd.mmd2_unbiased_with_bandwidth(a, b, None if bandwidth is None else float(bandwidth))
     m = math.sqrt(max(mmd2, 0.0))
     return PopulationEstimate(
         method="mmd_tv",

@@ -26,6 +26,7 @@ __all__ = [
     "hockey_stick_epsilon",
     "median_bandwidth",
     "mmd2_unbiased",
+    "mmd2_unbiased_with_bandwidth",
     "mmd_biased",
     "mmd_lower_confidence_bound",
     "mmd_pure_dp_epsilon_lower",
@@ -400,6 +401,39 @@ def mmd2_unbiased(x_a: ArrayLike, x_b: ArrayLike, bandwidth: float | None = None
     a, b = _as_pair(x_a, x_b)
     k0, _ = _pooled_kernel(a, b, bandwidth)
     return _mmd2_from_pooled(k0, len(a))
+
+
+def mmd2_unbiased_with_bandwidth(
+    x_a: ArrayLike, x_b: ArrayLike, bandwidth: float | None = None
+) -> tuple[float, float]:
+    """:func:`mmd2_unbiased` and the bandwidth it used, from one pooled distance matrix.
+
+    Parameters
+    ----------
+    x_a, x_b, bandwidth
+        As in :func:`mmd2_unbiased`.
+
+    Returns
+    -------
+    (float, float)
+        ``MMD^2_u`` and the bandwidth (:func:`median_bandwidth` of the pooled sample when
+        ``bandwidth`` is None). Identical to calling :func:`median_bandwidth` and then
+        :func:`mmd2_unbiased` with it, at half the cost.
+
+    Raises
+    ------
+    DataError, ParameterError
+        As in :func:`mmd2_unbiased`.
+
+    Examples
+    --------
+    >>> mmd2, bw = mmd2_unbiased_with_bandwidth([[0.0], [1.0]], [[3.0], [4.0]])
+    >>> round(bw, 6) == round(median_bandwidth([[0.0], [1.0], [3.0], [4.0]]), 6)
+    True
+    """
+    a, b = _as_pair(x_a, x_b)
+    k0, bw = _pooled_kernel(a, b, bandwidth)
+    return _mmd2_from_pooled(k0, len(a)), bw
 
 
 def clipped_mmd(mmd2: float) -> float:
