@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
-from typing import Any, Literal, Protocol, cast, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -141,7 +141,6 @@ def fit_logistic_l2(
     -------
     (coef, intercept, n_iter)
     """
-    from scipy.optimize import minimize
     from scipy.special import expit, log_expit
 
     n, d = X.shape
@@ -159,21 +158,146 @@ def fit_logistic_l2(
         grad[d] = g.sum()
         return loss, grad
 
-    res = minimize(
-        loss_grad, np.zeros(d + 1), method="L-BFGS-B", jac=True,
-        options={"maxiter": max_iter, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps},
-    )
-    if res.status != 0:
+    ftol = 64 * np.finfo(float).eps
+    x, nit, converged, message = _lbfgsb(loss_grad, np.zeros(d + 1), max_iter, tol, ftol, 50)
+    if not converged:
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(
-            f"lbfgs failed to converge after {int(res.nit)} iterations ({res.message}). "
+            f"lbfgs failed to converge after {nit} iterations ({message}). "
             "Increase max_iter or scale the data.",
             ConvergenceWarning,
             stacklevel=3,
         )
-    x = np.asarray(res.x, dtype=np.float64)
-    return x[:d].copy(), float(x[d]), int(res.nit)
+    return x[:d].copy(), float(x[d]), nit
+
+
+_LBFGSB_MAXCOR: Final = 10
+_LBFGSB_MAXFUN: Final = 15_000
+_direct_lbfgsb_ok: bool | None = None
+"""Whether the direct L-BFGS-B loop matched ``scipy.optimize.minimize`` in this process."""
+
+
+def _lbfgsb(
+    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
+    x0: NDArray[np.float64],
+    maxiter: int,
+    gtol: float,
+    ftol: float,
+    maxls: int,
+) -> tuple[NDArray[np.float64], int, bool, str]:
+    """Unbounded L-BFGS-B as ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)`` runs it.
+
+    Returns ``(x, iterations, converged, message)``. The loop drives scipy's own ``setulb``
+    routine exactly as ``minimize`` does, without the per-evaluation bookkeeping of its
+    function wrapper; on first use in a process it is checked against ``minimize`` on a small
+    problem, and any mismatch or interface change falls back to ``minimize`` for good.
+    """
+    global _direct_lbfgsb_ok
+    if _direct_lbfgsb_ok is None:
+        _direct_lbfgsb_ok = _check_direct_lbfgsb()
+    if _direct_lbfgsb_ok:
+        try:
+            return _lbfgsb_direct(fun, x0, maxiter, gtol, ftol, maxls)
+        except (TypeError, ValueError, AttributeError, ImportError):  # pragma: no cover - other scipy
+            _direct_lbfgsb_ok = False
+    return _lbfgsb_scipy(fun, x0, maxiter, gtol, ftol, maxls)
+
+
+def _lbfgsb_scipy(
+    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
+    x0: NDArray[np.float64],
+    maxiter: int,
+    gtol: float,
+    ftol: float,
+    maxls: int,
+) -> tuple[NDArray[np.float64], int, bool, str]:
+    """The reference path: ``scipy.optimize.minimize``."""
+    from scipy.optimize import minimize
+
+    res = minimize(
+        fun, x0, method="L-BFGS-B", jac=True,
+        options={"maxiter": maxiter, "maxls": maxls, "gtol": gtol, "ftol": ftol,
+                 "maxcor": _LBFGSB_MAXCOR, "maxfun": _LBFGSB_MAXFUN},
+    )
+    return np.asarray(res.x, dtype=np.float64), int(res.nit), int(res.status) == 0, str(res.message)
+
+
+def _lbfgsb_direct(
+    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
+    x0: NDArray[np.float64],
+    maxiter: int,
+    gtol: float,
+    ftol: float,
+    maxls: int,
+) -> tuple[NDArray[np.float64], int, bool, str]:
+    """The loop of ``scipy.optimize._lbfgsb_py._minimize_lbfgsb`` without bounds or callback."""
+    from scipy.optimize import _lbfgsb
+
+    n = x0.shape[0]
+    m = _LBFGSB_MAXCOR
+    factr = ftol / np.finfo(float).eps
+    nbd = np.zeros(n, np.int32)
+    low = np.zeros(n, np.float64)
+    high = np.zeros(n, np.float64)
+    x = np.array(x0, dtype=np.float64)
+    f: Any = np.array(0.0, dtype=np.float64)
+    g = np.zeros((n,), dtype=np.float64)
+    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m, np.float64)
+    iwa = np.zeros(3 * n, dtype=np.int32)
+    task = np.zeros(2, dtype=np.int32)
+    ln_task = np.zeros(2, dtype=np.int32)
+    lsave = np.zeros(4, dtype=np.int32)
+    isave = np.zeros(44, dtype=np.int32)
+    dsave = np.zeros(29, dtype=np.float64)
+    nit = 0
+    nfev = 0
+    cached: tuple[NDArray[np.float64], float, NDArray[np.float64]] | None = None
+    while True:
+        g = g.astype(np.float64)
+        _lbfgsb.setulb(m, x, low, high, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave,
+                       maxls, ln_task)
+        if task[0] == 3:
+            if cached is not None and np.array_equal(cached[0], x):
+                f, g = cached[1], cached[2]
+            else:
+                value, grad = fun(np.copy(x))
+                nfev += 1
+                f, g = float(value), np.atleast_1d(np.asarray(grad, dtype=np.float64))
+                cached = (np.copy(x), f, g)
+        elif task[0] == 1:
+            nit += 1
+            if nit >= maxiter:
+                task[0], task[1] = 5, 504
+            elif nfev > _LBFGSB_MAXFUN:
+                task[0], task[1] = 5, 502
+        else:
+            break
+    return x, nit, bool(task[0] == 4), f"lbfgsb task {int(task[0])}/{int(task[1])}"
+
+
+def _check_direct_lbfgsb() -> bool:
+    """Whether the direct loop reproduces ``minimize`` bit for bit on a small logistic problem."""
+    rng = np.random.default_rng(12345)
+    X = rng.normal(size=(40, 6))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(np.float64)
+    sign = 2.0 * y - 1.0
+
+    def fun(wb: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        from scipy.special import expit, log_expit
+
+        z = X @ wb[:6] + wb[6]
+        g = (expit(z) - y) / 40
+        return -float(log_expit(sign * z).sum()) / 40 + 0.05 * float(wb[:6] @ wb[:6]), np.r_[
+            X.T @ g + 0.1 * wb[:6], g.sum()]
+
+    try:
+        ref = _lbfgsb_scipy(fun, np.zeros(7), 1000, 1e-8, 64 * np.finfo(float).eps, 50)
+        ours = _lbfgsb_direct(fun, np.zeros(7), 1000, 1e-8, 64 * np.finfo(float).eps, 50)
+    except Exception:  # any interface change means: use minimize
+        return False
+    return bool(np.array_equal(ref[0], ours[0]) and ref[1] == ours[1] and ref[2] == ours[2])
+
 
 
 def fit_labeled(estimator: Classifier, X: NDArray[np.float64], y: NDArray[np.int64]) -> Classifier:

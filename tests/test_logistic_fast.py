@@ -106,3 +106,26 @@ def test_out_of_fold_scores_match_cross_val_predict() -> None:
         cv=StratifiedKFold(5, shuffle=True, random_state=7), method="predict_proba",
     )[:, 1]
     np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize(("n", "d", "max_iter"), [(40, 512, 1000), (200, 30, 1000), (100, 50, 3), (300, 8, 1000)])
+def test_direct_lbfgsb_loop_equals_scipy_minimize(n: int, d: int, max_iter: int) -> None:
+    """The direct L-BFGS-B loop returns minimize's point bit for bit, same iterations and status."""
+    from scipy.special import expit, log_expit
+
+    from certify._sklearn import _lbfgsb_direct, _lbfgsb_scipy
+
+    X, y = _data(n * d + max_iter, n // 2, d, 0.3)
+    sign, target = 2.0 * y - 1.0, y.astype(float)
+
+    def fun(wb: np.ndarray) -> tuple[float, np.ndarray]:
+        z = X @ wb[:d] + wb[d]
+        g = (expit(z) - target) / n
+        loss = -float(log_expit(sign * z).sum()) / n + 0.5 / n * float(wb[:d] @ wb[:d])
+        return loss, np.r_[X.T @ g + wb[:d] / n, g.sum()]
+
+    ref = _lbfgsb_scipy(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
+    ours = _lbfgsb_direct(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
+    np.testing.assert_array_equal(ours[0], ref[0])
+    assert ours[1:3] == ref[1:3]
+    assert ours[2] is (max_iter > 3)

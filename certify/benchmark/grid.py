@@ -438,7 +438,10 @@ def _pairs(setting: Setting, ps: PrototypeSet) -> list[tuple[int, int]]:
     with _CACHE_LOCK:
         pairs = _PAIR_CACHE.get(key)
         if pairs is None:
-            found = power_pairs(ps) if setting.pair_set == "power" else benchmark_pairs(ps, count=setting.pair_count)
+            if setting.pair_set == "power":
+                found = power_pairs(ps)
+            else:
+                found = benchmark_pairs(ps, count=setting.pair_count)
             pairs = tuple((int(i), int(j)) for i, j in found)
             _PAIR_CACHE[key] = pairs
     return list(pairs)
@@ -687,7 +690,7 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """
     data: dict[str, Any] = {}
     for col, dtype in COLUMNS.items():
-        values = [r.get(col) for r in rows]
+        values: list[Any] = [r.get(col) for r in rows]
         if dtype == "float64":
             data[col] = np.array([math.nan if v is None else float(v) for v in values], dtype=np.float64)
         elif dtype == "int64":
@@ -856,15 +859,52 @@ def _ref_key(setting: Setting) -> _RefKey:
 
 def laplace_references(key: _RefKey) -> dict[str, float]:
     """Monte Carlo AUC of the exact LR score for every pair of a Laplace setting (Sec. 6.2)."""
-    with _SingleThreaded():
-        ps = _prototype_set(key.prototypes, key.dimension)
-        from certify.benchmark.mechanisms import Laplace
+    return _reference_chunk((key,), 0, None)[key.file_name]
 
-        mech = Laplace(ps, key.epsilon_g)
-        probe = Setting("reference", cast(PrototypeName, key.prototypes), "laplace", key.epsilon_g, 30, 0,
-                        pair_set=cast(PairSetName, key.pair_set), pair_count=key.pair_count,
-                        dimension=key.dimension)
-        return {f"{i}-{j}": float(mech.reference_auc(i, j, n_draws=key.draws)) for i, j in _pairs(probe, ps)}
+
+def _reference_pairs(key: _RefKey) -> list[tuple[int, int]]:
+    """The pairs whose references a key holds."""
+    ps = _prototype_set(key.prototypes, key.dimension)
+    probe = Setting("reference", cast(PrototypeName, key.prototypes), "laplace", key.epsilon_g or 1.0, 30, 0,
+                    pair_set=cast(PairSetName, key.pair_set), pair_count=key.pair_count,
+                    dimension=key.dimension)
+    return _pairs(probe, ps)
+
+
+def _reference_chunk(keys: tuple[_RefKey, ...], start: int, stop: int | None) -> dict[str, dict[str, float]]:
+    """References of pairs ``start:stop`` for keys that differ only in epsilon (draws shared).
+
+    Each value equals ``Laplace(ps, key.epsilon_g).reference_auc(i, j, n_draws=key.draws)`` bit
+    for bit (:func:`~certify.benchmark.mechanisms.laplace_reference_aucs`).
+    """
+    from certify.benchmark.mechanisms import laplace_reference_aucs
+
+    with _SingleThreaded():
+        first = keys[0]
+        ps = _prototype_set(first.prototypes, first.dimension)
+        out: dict[str, dict[str, float]] = {k.file_name: {} for k in keys}
+        for i, j in _reference_pairs(first)[start:stop]:
+            aucs = laplace_reference_aucs(ps, [k.epsilon_g for k in keys], i, j, n_draws=first.draws)
+            for k, value in zip(keys, aucs, strict=True):
+                out[k.file_name][f"{i}-{j}"] = float(value)
+        return out
+
+
+_REFERENCE_CHUNK_PAIRS: Final = 4
+"""Pairs per reference task (all epsilons of a prototype set share each pair's draws)."""
+
+
+def _reference_tasks(keys: Sequence[_RefKey]) -> list[tuple[tuple[_RefKey, ...], int, int]]:
+    """Reference tasks: keys grouped by everything but epsilon, pairs cut into small chunks."""
+    groups: dict[tuple[str, str, int, int, int], list[_RefKey]] = {}
+    for k in keys:
+        groups.setdefault((k.prototypes, k.pair_set, k.pair_count, k.dimension, k.draws), []).append(k)
+    tasks = []
+    for group in groups.values():
+        n_pairs = len(_reference_pairs(group[0]))
+        for start in range(0, n_pairs, _REFERENCE_CHUNK_PAIRS):
+            tasks.append((tuple(group), start, min(start + _REFERENCE_CHUNK_PAIRS, n_pairs)))
+    return tasks
 
 
 # -- running many settings ---------------------------------------------------------------------
@@ -1137,9 +1177,15 @@ def run_grid(
     todo = [s for s in settings if not _setting_path(out, s).exists()]
     todo.sort(key=lambda s: -s.cost())
     with _Executor(workers, backend, scheduler) as pool:
-        bar = _Progress("references", float(len(todo_refs)), len(todo_refs), progress)
-        for idx, refs in pool.map_unordered(laplace_references, [(k,) for k in todo_refs]):
-            _write_text(json.dumps(refs, sort_keys=True), out / "references" / todo_refs[idx].file_name)
+        ref_tasks = _reference_tasks(todo_refs)
+        bar = _Progress("references", float(len(ref_tasks)), len(ref_tasks), progress)
+        found: dict[str, dict[str, float]] = {k.file_name: {} for k in todo_refs}
+        expected = {k.file_name: len(_reference_pairs(k)) for k in todo_refs}
+        for _, chunk in pool.map_unordered(_reference_chunk, ref_tasks):
+            for name, refs in chunk.items():
+                found[name].update(refs)
+                if len(found[name]) == expected[name]:  # complete: write it (resumable per key)
+                    _write_text(json.dumps(found[name], sort_keys=True), out / "references" / name)
             bar.update(1.0)
         ref_cache = {k: json.loads((out / "references" / k.file_name).read_text()) for k in ref_keys}
 
