@@ -109,6 +109,18 @@ def test_laplace_references(ps: PrototypeSet) -> None:
     assert m.exact_epsilon(i, i) == 0.0
 
 
+def test_shared_laplace_reference_draws_equal_single_epsilon_references(ps: PrototypeSet) -> None:
+    """laplace_reference_aucs gives each epsilon's reference_auc bit for bit, in any order."""
+    from certify.benchmark.mechanisms import laplace_reference_aucs
+
+    epsilons = [32.0, 0.5, 4.0]
+    shared = laplace_reference_aucs(ps, epsilons, 5, 91, n_draws=2_500, seed=11)
+    single = [Laplace(ps, e).reference_auc(5, 91, n_draws=2_500, seed=11) for e in epsilons]
+    assert shared == single
+    assert shared[1] < shared[2] < shared[0]  # larger epsilon, easier to tell apart
+    assert laplace_reference_aucs(ps, [], 5, 91) == []
+
+
 def test_gaussian_references(ps: PrototypeSet) -> None:
     """Eq. 20-21: global epsilon at the L2 pair, analytic profile per pair, Phi for the AUC."""
     m = Gaussian(ps, 4.0)
