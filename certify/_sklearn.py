@@ -21,6 +21,7 @@ __all__ = [
     "fit_labeled",
     "fit_logistic_l2",
     "out_of_fold",
+    "stratified_folds",
     "is_classifier_like",
     "response_of",
     "score_binary",
@@ -323,6 +324,33 @@ def fit_labeled(estimator: Classifier, X: NDArray[np.float64], y: NDArray[np.int
     fitted.n_features_in_ = X.shape[1]
     fitted.n_iter_ = np.array([n_iter], dtype=np.int32)
     return model
+
+
+def stratified_folds(
+    y: NDArray[np.int64], folds: int, seed: int
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """``list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y))``, lean.
+
+    The same fold assignment as scikit-learn (classes encoded in order of first appearance,
+    folds allocated round-robin over the sorted labels, each class's fold labels shuffled by
+    ``RandomState(seed)``), without its per-call target validation; callers have checked that
+    every class has at least ``folds`` rows. Tested against scikit-learn.
+    """
+    rng = np.random.RandomState(seed)
+    labels = np.asarray(y)
+    _, y_idx, y_inv = np.unique(labels, return_index=True, return_inverse=True)
+    _, class_perm = np.unique(y_idx, return_inverse=True)
+    y_encoded = class_perm[y_inv.reshape(-1)]
+    n_classes = len(y_idx)
+    y_order = np.sort(y_encoded)
+    allocation = np.asarray([np.bincount(y_order[i::folds], minlength=n_classes) for i in range(folds)])
+    test_folds = np.empty(len(labels), dtype="i")
+    for k in range(n_classes):
+        folds_for_class = np.arange(folds).repeat(allocation[:, k])
+        rng.shuffle(folds_for_class)
+        test_folds[y_encoded == k] = folds_for_class
+    indices = np.arange(len(labels))
+    return [(indices[test_folds != i], indices[test_folds == i]) for i in range(folds)]
 
 
 def out_of_fold(

@@ -636,8 +636,6 @@ def _out_of_fold(
     response: _sklearn.Response,
 ) -> NDArray[np.float64]:
     """Out-of-fold scores for class 1 on development rows (class 0 rows first)."""
-    from sklearn.model_selection import StratifiedKFold
-
     folds = check_int(folds, "folds", 2)
     if min(len(x_a), len(x_b)) < folds:
         raise DataError(
@@ -646,8 +644,7 @@ def _out_of_fold(
         )
     X = np.vstack([x_a, x_b])
     y = np.concatenate([np.zeros(len(x_a), np.int64), np.ones(len(x_b), np.int64)])
-    splits = StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y)
-    return _sklearn.out_of_fold(estimator, X, y, splits, response)
+    return _sklearn.out_of_fold(estimator, X, y, _sklearn.stratified_folds(y, folds, seed), response)
 
 
 def _oriented_auc(s0: NDArray[np.float64], s1: NDArray[np.float64], orientation: int) -> float:

@@ -18,7 +18,8 @@ def _data(seed: int, n: int, d: int, shift: float) -> tuple[np.ndarray, np.ndarr
 
 @pytest.mark.parametrize(
     ("n", "d", "shift", "C"),
-    [(12, 512, 0.05, 1.0), (80, 512, 0.1, 1.0), (240, 512, 0.0, 1.0), (150, 16, 0.3, 0.1), (500, 8, 1.0, 10.0)],
+    [(12, 512, 0.05, 1.0), (80, 512, 0.1, 1.0), (240, 512, 0.0, 1.0), (150, 16, 0.3, 0.1),
+     (500, 8, 1.0, 10.0)],
 )
 def test_same_optimum_and_iterations_as_sklearn(n: int, d: int, shift: float, C: float) -> None:
     """Coefficients agree with LogisticRegression(lbfgs) to 1e-10 relative, in the same iterations.
@@ -108,7 +109,9 @@ def test_out_of_fold_scores_match_cross_val_predict() -> None:
     np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize(("n", "d", "max_iter"), [(40, 512, 1000), (200, 30, 1000), (100, 50, 3), (300, 8, 1000)])
+@pytest.mark.parametrize(
+    ("n", "d", "max_iter"), [(40, 512, 1000), (200, 30, 1000), (100, 50, 3), (300, 8, 1000)]
+)
 def test_direct_lbfgsb_loop_equals_scipy_minimize(n: int, d: int, max_iter: int) -> None:
     """The direct L-BFGS-B loop returns minimize's point bit for bit, same iterations and status."""
     from scipy.special import expit, log_expit
@@ -129,3 +132,22 @@ def test_direct_lbfgsb_loop_equals_scipy_minimize(n: int, d: int, max_iter: int)
     np.testing.assert_array_equal(ours[0], ref[0])
     assert ours[1:3] == ref[1:3]
     assert ours[2] is (max_iter > 3)
+
+
+@pytest.mark.parametrize(("n0", "n1", "folds", "seed"), [(50, 50, 5, 0), (17, 33, 5, 123), (5, 9, 5, 7),
+                                                         (150, 150, 5, 2**32 - 1), (40, 41, 3, 9)])
+def test_stratified_folds_equal_sklearn(n0: int, n1: int, folds: int, seed: int) -> None:
+    """The lean fold assignment is StratifiedKFold(shuffle=True)'s, fold by fold, in any label order."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from certify._sklearn import stratified_folds
+
+    rng = np.random.default_rng(n0 * n1 + seed % 1000)
+    ordered = np.r_[np.zeros(n0, dtype=np.int64), np.ones(n1, dtype=np.int64)]
+    for y in (ordered, rng.permutation(ordered), 1 - ordered):
+        ours = stratified_folds(y, folds, seed)
+        ref = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros((len(y), 1)), y))
+        assert len(ours) == len(ref) == folds
+        for (tr, te), (rtr, rte) in zip(ours, ref, strict=True):
+            np.testing.assert_array_equal(tr, rtr)
+            np.testing.assert_array_equal(te, rte)

@@ -471,21 +471,54 @@ class _SingleThreaded:
     _lock = threading.Lock()
     _active = 0
     _limiter: Any = None
+    _pinned = False
+
+    @classmethod
+    def pin_process(cls) -> None:
+        """Limit BLAS and numba to one thread for the rest of this (worker) process."""
+        with cls._lock:
+            if cls._pinned:
+                return
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+            threadpool_limits(limits=1)
+            try:
+                import numba
+
+                numba.set_num_threads(1)
+            except ImportError:  # pragma: no cover - numba is a dependency
+                pass
+            cls._pinned = True
 
     def __enter__(self) -> None:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_limits
 
         with _SingleThreaded._lock:
+            if _SingleThreaded._pinned:
+                return
             if _SingleThreaded._active == 0:
                 _SingleThreaded._limiter = threadpool_limits(limits=1)
             _SingleThreaded._active += 1
 
     def __exit__(self, *exc: object) -> None:
         with _SingleThreaded._lock:
+            if _SingleThreaded._pinned:
+                return
             _SingleThreaded._active -= 1
             if _SingleThreaded._active == 0 and _SingleThreaded._limiter is not None:
                 _SingleThreaded._limiter.restore_original_limits()
                 _SingleThreaded._limiter = None
+
+
+def _scratch_dir() -> str | None:
+    """Where a setting's throw-away ledgers go: memory-backed ``/dev/shm`` when usable.
+
+    Each certificate family of a simulated setting writes a fresh ledger (every reserved row's
+    key, with the ledger's durable commits) that is deleted when the setting ends; on a
+    memory-backed file system those writes cost no disk I/O. Elsewhere: the default temp folder.
+    """
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def _mechanism_label(mech: Mechanism) -> str:
@@ -804,7 +837,7 @@ def _compute(setting: Setting, refs: Mapping[str, float]) -> tuple[pd.DataFrame,
             rows += _descriptive_rows(setting, table, pairs, token, base, delta, timings)
         if setting.certificates:
             split_seed = int(np.random.SeedSequence(entropy, spawn_key=(_STREAM_SPLIT,)).generate_state(1)[0])
-            with tempfile.TemporaryDirectory(prefix="certify-grid-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="certify-grid-", dir=_scratch_dir()) as tmp:
                 t0 = time.perf_counter()
                 rows += _certificate_rows(setting, mech, table, pairs, token, base, delta, split_seed,
                                           False, Path(tmp))
@@ -1065,7 +1098,7 @@ class _Executor:
 
             par = Parallel(n_jobs=self.workers, backend="loky", return_as="generator_unordered",
                            batch_size=1)
-            yield from par(delayed(_indexed)(fn, k, t) for k, t in enumerate(tasks))
+            yield from par(delayed(_indexed_single_threaded)(fn, k, t) for k, t in enumerate(tasks))
             return
         from distributed import as_completed
 
@@ -1082,6 +1115,16 @@ class _Executor:
 def _indexed(fn: Callable[..., Any], index: int, task: tuple[Any, ...]) -> tuple[int, Any]:
     """Call ``fn(*task)`` and return the result with its task index."""
     return index, fn(*task)
+
+
+def _indexed_single_threaded(fn: Callable[..., Any], index: int, task: tuple[Any, ...]) -> tuple[int, Any]:
+    """:func:`_indexed` in a local pool worker: BLAS and compiled loops pinned to one thread once.
+
+    The pool already runs one task per core; pinning once per worker process replaces a
+    threadpool probe per setting (about 10 ms each). Numbers do not depend on thread counts.
+    """
+    _SingleThreaded.pin_process()
+    return _indexed(fn, index, task)
 
 
 def _resolve(preset_or_settings: str | Iterable[Setting]) -> tuple[str, tuple[Setting, ...]]:
@@ -1192,17 +1235,27 @@ def run_grid(
         # Stage 2: settings, most expensive first; each written as soon as it completes.
         bar = _Progress("settings", sum(s.cost() for s in todo), len(todo), progress)
         tasks = [(s, ref_cache.get(_ref_key(s)) if s.needs_reference else None) for s in todo]
+        computed: dict[Setting, pd.DataFrame] = {}
         for idx, (frame, timings) in pool.map_unordered(compute_setting, tasks):
             s = todo[idx]
             path = _setting_path(out, s)
             _write_parquet(frame, path)
+            computed[s] = frame
             _write_text(json.dumps({"setting": s.fields(), "seconds": timings}, indent=1),
                         path.with_suffix(".timing.json"))
             bar.update(s.cost())
 
-    # Stage 3: the tidy table, in the preset's order.
-    frames = [pd.read_parquet(_setting_path(out, s), engine="pyarrow") for s in settings]
-    results = _coerce(pd.concat(frames, ignore_index=True))
+    # Stage 3: the tidy table, in the preset's order (settings finished by an earlier run are
+    # read back from their files, the others are already in memory).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = [
+        pa.Table.from_pandas(computed[s], preserve_index=False) if s in computed
+        else pq.read_table(_setting_path(out, s))
+        for s in settings
+    ]
+    results = _coerce(pa.concat_tables(tables, promote_options="permissive").to_pandas())
     target = out / "results.parquet"
     _write_parquet(results, target)
     _write_atomic(out / "results.csv", lambda p: results.to_csv(p, index=False))

@@ -254,6 +254,20 @@ def _l1_difference(
     return out
 
 
+def _shifted_l1(noise: NDArray[np.float64], shift: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``||noise_r + shift||_1`` per row, in cache-sized blocks with one reused buffer."""
+    n = noise.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    buf = np.empty((min(n, _LLR_BLOCK_ROWS), noise.shape[1]), dtype=np.float64)
+    for start in range(0, n, _LLR_BLOCK_ROWS):
+        stop = min(start + _LLR_BLOCK_ROWS, n)
+        v = buf[: stop - start]
+        np.add(noise[start:stop], shift, out=v)
+        np.abs(v, out=v)
+        out[start:stop] = v.sum(axis=1)
+    return out
+
+
 def _auc_from_scores(neg: NDArray[np.float64], pos: NDArray[np.float64]) -> float:
     """Mann-Whitney AUC ``P(pos > neg) + P(pos = neg) / 2`` from two score samples."""
     ranks = rankdata(np.concatenate([neg, pos]))
@@ -356,21 +370,7 @@ class Laplace(_Base):
         :meth:`log_likelihood_ratio` and ties count one half. Standard error at most
         ``sqrt(1 / (12 n_draws))``-ish, about 0.002 for 20,000 draws.
         """
-        a, c = self._pair(i, j)
-        n = _check_n_samples(n_draws)
-        if n < 1:
-            raise ParameterError(f"n_draws must be a positive integer; got {n_draws!r}.")
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
-        gen = np.random.default_rng([int(seed), a, c])
-        scores = []
-        for cls in (a, c):
-            parts = []
-            for start in range(0, n, _CHUNK_ROWS):
-                m = min(_CHUNK_ROWS, n - start)
-                parts.append(self.log_likelihood_ratio(self.sample(cls, m, gen), a, c))
-            scores.append(np.concatenate(parts))
-        return _auc_from_scores(scores[0], scores[1])
+        return laplace_reference_aucs(self._ps, [self._eps], i, j, n_draws=n_draws, seed=seed)[0]
 
 
 def laplace_reference_aucs(
@@ -397,10 +397,13 @@ def laplace_reference_aucs(
     Returns
     -------
     list of float
-        Entry ``k`` equals ``Laplace(prototype_set, epsilons[k]).reference_auc(i, j, n_draws,
-        seed)`` bit for bit: the draws of that method do not depend on epsilon (a standard
-        exponential times a random sign, scaled by ``b``), so they are made once and scaled per
-        epsilon. Drawing dominates the cost, so a dozen epsilons cost little more than one.
+        Entry ``k`` is ``Laplace(prototype_set, epsilons[k]).reference_auc(i, j, n_draws, seed)``
+        (which calls this function): the Mann-Whitney AUC of the exact log-likelihood ratio on
+        ``n_draws`` outputs per class. With ``x = c + b L`` and standard Laplace noise ``L``, the
+        ratio ``(||x - c_i||_1 - ||x - c_j||_1) / b`` is ``||L||_1 - ||L + (c_i - c_j) / b||_1``
+        for class ``i`` (and symmetrically for ``j``), so the noise is drawn once per pair
+        (a standard exponential times a random sign, from a stream seeded by ``(seed, i, j)``)
+        and only the shift depends on epsilon.
     """
     mechs = [Laplace(prototype_set, eps) for eps in epsilons]
     if not mechs:
@@ -414,19 +417,21 @@ def laplace_reference_aucs(
     gen = np.random.default_rng([int(seed), a, c])
     protos = prototype_set.prototypes
     d = prototype_set.dimension
+    diff = protos[a] - protos[c]
     scores: list[list[list[NDArray[np.float64]]]] = [[[], []] for _ in mechs]
-    for side, cls in enumerate((a, c)):
+    for side in (0, 1):
         for start in range(0, n, _CHUNK_ROWS):
             m = min(_CHUNK_ROWS, n - start)
-            expo = gen.standard_exponential((m, d))
+            noise = gen.standard_exponential((m, d))
             size = m * d
             bits = np.unpackbits(gen.integers(0, 256, size=(size + 7) // 8, dtype=np.uint8), count=size)
-            sign = 1.0 - 2.0 * bits.astype(np.float64)
+            noise *= (1.0 - 2.0 * bits.astype(np.float64)).reshape(m, d)
+            own = np.abs(noise).sum(axis=1)
             for k, mech in enumerate(mechs):
-                x = expo * (mech.scale * sign).reshape(m, d)
-                x += protos[cls]
-                llr = _l1_difference(x, protos[a], protos[c])
-                llr /= mech.scale
+                if side == 0:  # x = c_a + b L: (|x - c_a| - |x - c_c|) / b = |L| - |L + (c_a - c_c) / b|
+                    llr = own - _shifted_l1(noise, diff / mech.scale)
+                else:  # x = c_c + b L: |L - (c_a - c_c) / b| - |L|
+                    llr = _shifted_l1(noise, -diff / mech.scale) - own
                 scores[k][side].append(llr)
     return [_auc_from_scores(np.concatenate(neg), np.concatenate(pos)) for neg, pos in scores]
 

@@ -23,6 +23,7 @@ from certify._sklearn import (
     default_estimator,
     out_of_fold,
     response_of,
+    stratified_folds,
 )
 from certify.errors import DataError, ParameterError
 from certify.stats._checks import as_rows as _as_rows_checked
@@ -535,8 +536,6 @@ def out_of_fold_scores(
     >>> s.shape, auc(s[:20], s[20:]) > 0.9
     ((40,), True)
     """
-    from sklearn.model_selection import StratifiedKFold
-
     if isinstance(folds, bool) or not isinstance(folds, numbers.Integral) or folds < 2:
         raise ParameterError(f"folds must be an integer >= 2; got {folds!r}.")
     if isinstance(seed, np.random.Generator):
@@ -564,5 +563,4 @@ def out_of_fold_scores(
     method = response_of(model0, response)
     X = np.vstack([a, b])
     y = np.concatenate([np.zeros(len(a), dtype=np.int64), np.ones(len(b), dtype=np.int64)])
-    splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=state)
-    return out_of_fold(model0, X, y, splitter.split(X, y), method)
+    return out_of_fold(model0, X, y, stratified_folds(y, int(folds), state), method)

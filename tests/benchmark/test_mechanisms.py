@@ -110,15 +110,35 @@ def test_laplace_references(ps: PrototypeSet) -> None:
 
 
 def test_shared_laplace_reference_draws_equal_single_epsilon_references(ps: PrototypeSet) -> None:
-    """laplace_reference_aucs gives each epsilon's reference_auc bit for bit, in any order."""
+    """Shared draws give each epsilon the AUC of the exact LR on outputs c + b L from the same stream.
+
+    The reference is recomputed the direct way: outputs ``c_i + b L`` built from the same
+    standard Laplace draws, scored by ``log_likelihood_ratio``. The two differ only in rounding
+    of the score (the shared path cancels ``c_i`` algebraically), which can reorder scores that
+    agree to ~1e-13, so the AUCs must agree to within a couple of the 2,000^2 rank pairs.
+    """
     from certify.benchmark.mechanisms import laplace_reference_aucs
 
     epsilons = [32.0, 0.5, 4.0]
-    shared = laplace_reference_aucs(ps, epsilons, 5, 91, n_draws=2_500, seed=11)
-    single = [Laplace(ps, e).reference_auc(5, 91, n_draws=2_500, seed=11) for e in epsilons]
-    assert shared == single
+    n, i, j = 2_000, 5, 91  # one chunk of draws per class
+    shared = laplace_reference_aucs(ps, epsilons, i, j, n_draws=n, seed=11)
+    assert shared == [Laplace(ps, e).reference_auc(i, j, n_draws=n, seed=11) for e in epsilons]
+    for eps, value in zip(epsilons, shared, strict=True):
+        mech = Laplace(ps, eps)
+        gen = np.random.default_rng([11, i, j])
+        scores = []
+        for cls in (i, j):
+            expo = gen.standard_exponential((n, ps.dimension))
+            bits = np.unpackbits(gen.integers(0, 256, size=(n * ps.dimension + 7) // 8, dtype=np.uint8),
+                                 count=n * ps.dimension)
+            sign = (1.0 - 2.0 * bits.astype(np.float64)).reshape(n, -1)
+            x = expo * (mech.scale * sign) + ps.prototypes[cls]
+            scores.append(mech.log_likelihood_ratio(x, i, j))
+        neg, pos = scores
+        direct = (np.sum(pos[:, None] > neg[None, :]) + 0.5 * np.sum(pos[:, None] == neg[None, :])) / n**2
+        assert abs(value - direct) <= 2.0 / n**2
     assert shared[1] < shared[2] < shared[0]  # larger epsilon, easier to tell apart
-    assert laplace_reference_aucs(ps, [], 5, 91) == []
+    assert laplace_reference_aucs(ps, [], i, j) == []
 
 
 def test_gaussian_references(ps: PrototypeSet) -> None:
