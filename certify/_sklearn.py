@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -173,6 +173,9 @@ def fit_logistic_l2(
     return x[:d].copy(), float(x[d]), nit
 
 
+_Objective: TypeAlias = Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]]
+_LbfgsbResult: TypeAlias = tuple[NDArray[np.float64], int, bool, str]
+"""``(x, iterations, converged, message)``."""
 _LBFGSB_MAXCOR: Final = 10
 _LBFGSB_MAXFUN: Final = 15_000
 _direct_lbfgsb_ok: bool | None = None
@@ -180,13 +183,8 @@ _direct_lbfgsb_ok: bool | None = None
 
 
 def _lbfgsb(
-    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
-    x0: NDArray[np.float64],
-    maxiter: int,
-    gtol: float,
-    ftol: float,
-    maxls: int,
-) -> tuple[NDArray[np.float64], int, bool, str]:
+    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
+) -> _LbfgsbResult:
     """Unbounded L-BFGS-B as ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)`` runs it.
 
     Returns ``(x, iterations, converged, message)``. The loop drives scipy's own ``setulb``
@@ -206,13 +204,8 @@ def _lbfgsb(
 
 
 def _lbfgsb_scipy(
-    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
-    x0: NDArray[np.float64],
-    maxiter: int,
-    gtol: float,
-    ftol: float,
-    maxls: int,
-) -> tuple[NDArray[np.float64], int, bool, str]:
+    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
+) -> _LbfgsbResult:
     """The reference path: ``scipy.optimize.minimize``."""
     from scipy.optimize import minimize
 
@@ -225,13 +218,8 @@ def _lbfgsb_scipy(
 
 
 def _lbfgsb_direct(
-    fun: Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]],
-    x0: NDArray[np.float64],
-    maxiter: int,
-    gtol: float,
-    ftol: float,
-    maxls: int,
-) -> tuple[NDArray[np.float64], int, bool, str]:
+    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
+) -> _LbfgsbResult:
     """The loop of ``scipy.optimize._lbfgsb_py._minimize_lbfgsb`` without bounds or callback."""
     from scipy.optimize import _lbfgsb
 
