@@ -11,7 +11,11 @@
    its CPU time (sum of per-setting seconds) and the ratio of the two (parallel speed-up).
 4. Peak memory (max RSS) of this process and of the worker processes.
 
-Run: .venv/bin/python benchmarks/bench_grid.py [--skip-quick]
+5. With ``--paper DIR``: instead, runs the whole ``paper`` preset on 2 workers and reports its wall
+   time (the target is < 20 min), per-experiment and per-route time, the slowest routes'
+   throughput and peak memory.
+
+Run: .venv/bin/python benchmarks/bench_grid.py [--skip-quick | --paper DIR]
 """
 
 from __future__ import annotations
@@ -56,10 +60,56 @@ def sample(settings: tuple[Setting, ...]) -> list[Setting]:
     return out
 
 
+def run_paper(out: Path) -> None:
+    """Run the whole paper preset on 2 workers into ``out`` and report wall time, shares, memory.
+
+    A folder that already holds finished settings resumes (only the rest is computed, and the
+    wall time covers only that part); the route shares always cover every setting's timings.
+    """
+    resumed = len(list((out / "settings").rglob("*.timing.json"))) if (out / "settings").exists() else 0
+    t = time.perf_counter()
+    run_grid("paper", out, workers=2, progress=True)
+    wall = time.perf_counter() - t
+    per_route: dict[str, float] = collections.defaultdict(float)
+    per_experiment: dict[str, float] = collections.defaultdict(float)
+    pairs: collections.Counter[tuple[str, int]] = collections.Counter()
+    secs: dict[tuple[str, int], float] = collections.defaultdict(float)
+    for p in (out / "settings").rglob("*.timing.json"):
+        record = json.loads(p.read_text())
+        fields, seconds = record["setting"], record["seconds"]
+        per_experiment[fields["experiment"]] += sum(seconds.values())
+        for k, v in seconds.items():
+            per_route[k] += v
+            pairs[(k, fields["n_samples"])] += fields["pair_count"]
+            secs[(k, fields["n_samples"])] += v
+    total = sum(per_route.values())
+    if resumed:
+        print(f"\nresumed: {resumed} settings were already finished; {wall:.0f} s wall for the rest")
+    else:
+        print(f"\npaper preset on 2 workers: {wall:.0f} s wall ({wall / 60:.1f} min; target < 20 min); "
+              f"{total:.0f} s of setting time, parallel efficiency {total / (2 * wall):.2f}")
+    for k, v in sorted(per_experiment.items(), key=lambda kv: -kv[1]):
+        print(f"  {k:22s} {v:8.0f} s")
+    print("per-route share of setting time:")
+    for k, v in sorted(per_route.items(), key=lambda kv: -kv[1]):
+        print(f"  {k:22s} {v:8.0f} s  {100 * v / total:5.1f}%")
+    for k in ("kde_lr", "roc_oof", "certificate_learned"):
+        rates = {n: pairs[(k, n)] / secs[(k, n)] for n in (30, 100, 300) if secs[(k, n)] > 0}
+        print(f"  {k}: " + ", ".join(f"n={n}: {r:.1f} pairs/s" for n, r in rates.items()) + " (1 core)")
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: this process {own:.0f} MiB, largest worker {kids:.0f} MiB (target < 4 GiB)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-quick", action="store_true")
+    parser.add_argument("--paper", type=Path, metavar="DIR",
+                        help="run the whole paper preset into DIR (about 21 min) and report it instead")
     args = parser.parse_args()
+    if args.paper is not None:
+        run_paper(args.paper)
+        return
     paper = paper_settings()
 
     print("warm-up (KDE kernel compilation, prototype sets) ...")
