@@ -469,7 +469,7 @@ def _keep_freed_memory() -> None:
     """Let this worker's C allocator reuse freed memory instead of returning it to the system.
 
     A setting allocates and frees arrays of up to ~100 MB many times; by default glibc maps
-    each one freshly (and zero-fills its pages on first touch), which costs about a tenth of a
+    each one freshly (and zero-fills its pages on first touch), which costs a few percent of a
     worker's time in page faults. Raising the mmap and trim thresholds (``mallopt``) keeps
     the freed heap for the next allocation; the worker's resident memory then stays near its
     peak. Linux with glibc only; elsewhere nothing happens.

@@ -238,19 +238,8 @@ def _laplace_noise(gen: np.random.Generator, scale: float, n: int, d: int) -> ND
 def _l1_difference(
     x: NDArray[np.float64], ci: NDArray[np.float64], cj: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """``||x - c_i||_1 - ||x - c_j||_1`` per row, in cache-sized blocks with one reused buffer."""
-    n = x.shape[0]
-    out = np.empty(n, dtype=np.float64)
-    buf = np.empty((min(n, _LLR_BLOCK_ROWS), x.shape[1]), dtype=np.float64)
-    for start in range(0, n, _LLR_BLOCK_ROWS):
-        stop = min(start + _LLR_BLOCK_ROWS, n)
-        v = buf[: stop - start]
-        np.subtract(x[start:stop], ci, out=v)
-        np.abs(v, out=v)
-        first = v.sum(axis=1)
-        np.subtract(x[start:stop], cj, out=v)
-        np.abs(v, out=v)
-        out[start:stop] = first - v.sum(axis=1)
+    """``||x - c_i||_1 - ||x - c_j||_1`` per row."""
+    out: NDArray[np.float64] = _shifted_l1(x, -ci) - _shifted_l1(x, -cj)
     return out
 
 
