@@ -425,8 +425,26 @@ def laplace_reference_aucs(
     return [_auc_from_scores(np.concatenate(neg), np.concatenate(pos)) for neg, pos in scores]
 
 
+class _Calibrated(_Base):
+    """A mechanism calibrated to a requested ``(epsilon_g, delta)``: its two accessors."""
+
+    __slots__ = ("_delta", "_eps")
+    _delta: float
+    _eps: float
+
+    @property
+    def epsilon_g(self) -> float:
+        """Requested global epsilon."""
+        return self._eps
+
+    @property
+    def delta(self) -> float:
+        """The delta of every reference."""
+        return self._delta
+
+
 @final
-class Gaussian(_Base):
+class Gaussian(_Calibrated):
     """Isotropic Gaussian mechanism ``c_i + xi``, ``xi ~ N(0, sigma^2 I)`` (Eq. 20).
 
     Parameters
@@ -460,9 +478,7 @@ class Gaussian(_Base):
     8.0
     """
 
-    __slots__ = ("_delta", "_eps", "_sigma")
-    _delta: float
-    _eps: float
+    __slots__ = ("_sigma",)
     _sigma: float
 
     def __init__(self, prototype_set: PrototypeSet, epsilon_g: float, delta: float = DEFAULT_DELTA) -> None:
@@ -475,16 +491,6 @@ class Gaussian(_Base):
     def name(self) -> str:
         """``"gaussian"``."""
         return "gaussian"
-
-    @property
-    def epsilon_g(self) -> float:
-        """Requested global epsilon."""
-        return self._eps
-
-    @property
-    def delta(self) -> float:
-        """The delta of every reference."""
-        return self._delta
 
     @property
     def sigma(self) -> float:
@@ -563,7 +569,7 @@ def anisotropic_variances(dimension: int, condition: float) -> NDArray[np.float6
 
 
 @final
-class Anisotropic(_Base):
+class Anisotropic(_Calibrated):
     """Anisotropic Gaussian mechanism ``c_i + s Lambda^(1/2) z`` (paper App. C).
 
     Parameters
@@ -599,7 +605,7 @@ class Anisotropic(_Base):
     2.471
     """
 
-    __slots__ = ("_condition", "_delta", "_eps", "_lam", "_s", "_wd")
+    __slots__ = ("_condition", "_lam", "_s", "_wd")
 
     def __init__(
         self,
@@ -620,16 +626,6 @@ class Anisotropic(_Base):
     def name(self) -> str:
         """``"anisotropic"``."""
         return "anisotropic"
-
-    @property
-    def epsilon_g(self) -> float:
-        """Requested global epsilon."""
-        return self._eps
-
-    @property
-    def delta(self) -> float:
-        """The delta of every reference."""
-        return self._delta
 
     @property
     def condition(self) -> float:
