@@ -27,8 +27,6 @@ from certify.errors import (
     ReservedSplitReusedError,
     StatusError,
 )
-from certify.families import BoundPlan
-from certify.ledger import Ledger, LedgerEntry
 from certify.methods import (
     AuditTable,
     audit_pairs,
@@ -39,8 +37,10 @@ from certify.methods import (
     roc_oof,
     select_pairs,
 )
-from certify.mmd_test import MMDTest
 from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedProtocol
+from certify.protocol.families import BoundPlan
+from certify.protocol.ledger import Ledger, LedgerEntry
+from certify.protocol.mmd import MMDTest
 from certify.results import (
     Certificate,
     CertificateFamily,

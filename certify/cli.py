@@ -172,8 +172,8 @@ def _cmd_describe(args: argparse.Namespace) -> int:
 
 def _cmd_preregister(args: argparse.Namespace) -> int:
     """Development stage: split, select pairs, fit tests, seal, write the record."""
-    from certify.ledger import Ledger
-    from certify.protocol_file import AuditPlan, ProtocolFileError, load_protocol_file
+    from certify.protocol.files import AuditPlan, ProtocolFileError, load_protocol_file
+    from certify.protocol.ledger import Ledger
     from certify.report import safe_path, write_atomic
     from certify.workflow import preregister
 
@@ -204,8 +204,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import attrs
 
     from certify.claims import Claim, refute
-    from certify.ledger import Ledger
     from certify.protocol import PreregistrationRecord, SealedProtocol
+    from certify.protocol.ledger import Ledger
     from certify.report import (
         certificate_bars,
         confidence_corners,

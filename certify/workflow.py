@@ -7,10 +7,10 @@ from collections.abc import Callable
 import attrs
 
 from certify.data import EmbeddingTable, sample_pairs
-from certify.ledger import Ledger
 from certify.methods.audit import select_pairs
 from certify.protocol import FixedTest, Protocol, SealedProtocol
-from certify.protocol_file import AuditPlan
+from certify.protocol.files import AuditPlan
+from certify.protocol.ledger import Ledger
 
 __all__ = ["Preregistration", "plan_estimator", "preregister"]
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import certify as cf
-from certify import data as cdata
+from certify.data import _rows as cdata_rows
 from certify.errors import DataError
 
 Report = tuple[int, int, tuple[tuple[int, str, str], ...], object, object]
@@ -222,7 +222,7 @@ def test_hash_collisions_do_not_change_grouping(
     def constant(words: np.ndarray, multipliers: np.ndarray) -> np.ndarray:
         return np.zeros(words.shape[0], dtype=np.uint64)
 
-    monkeypatch.setattr(cdata, "_row_hash", constant)
+    monkeypatch.setattr(cdata_rows, "_row_hash", constant)
     table = cf.EmbeddingTable.from_arrays(labels, vectors)
     report, _ = ref_clean(labels, vectors)
     assert report_of(table) == report == report_of(expected)

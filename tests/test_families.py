@@ -8,7 +8,9 @@ from typeguard import suppress_type_checks
 
 from certify import EmbeddingTable, Ledger, Pair, Protocol
 from certify.errors import ParameterError
-from certify.families import (
+from certify.plan import ceiling
+from certify.protocol import FixedTest, LinearScore
+from certify.protocol.families import (
     BoundPlan,
     LinearDiscriminant,
     candidate_estimator,
@@ -16,8 +18,6 @@ from certify.families import (
     max_bound_cut,
     pooled_variances,
 )
-from certify.plan import ceiling
-from certify.protocol import FixedTest, LinearScore
 
 
 def _table(seed: int, n: int = 60, d: int = 20, shift: float = 1.5) -> EmbeddingTable:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from certify.protocol_file import (
+from certify.protocol.files import (
     AuditPlan,
     BenchmarkPlan,
     ProtocolFileError,

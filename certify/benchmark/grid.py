@@ -651,10 +651,10 @@ def _certificate_rows(
 ) -> list[dict[str, Any]]:
     """Fit one family of fixed tests on development rows, seal, evaluate once; one row per pair."""
     from certify._core import Pair
-    from certify.families import BoundPlan
-    from certify.ledger import Ledger
-    from certify.mmd_test import MMDTest
     from certify.protocol import FixedTest, Protocol
+    from certify.protocol.families import BoundPlan
+    from certify.protocol.ledger import Ledger
+    from certify.protocol.mmd import MMDTest
     from certify.results import ErrorRateEvidence
     from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
     from certify.stats.mmd import mmd_pure_dp_epsilon_lower

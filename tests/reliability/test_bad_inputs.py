@@ -96,9 +96,9 @@ def _cf() -> Any:
 def _error(name: str) -> type[BaseException]:
     """An error class of certify by name."""
     import certify.errors
-    import certify.protocol_file
+    import certify.protocol.files
 
-    found = getattr(certify.errors, name, None) or getattr(certify.protocol_file, name)
+    found = getattr(certify.errors, name, None) or getattr(certify.protocol.files, name)
     assert isinstance(found, type)
     return found
 
@@ -204,7 +204,7 @@ def test_oversized_csv_field_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("name", "fragment"), TOML_CASES, ids=[c[0] for c in TOML_CASES])
 def test_bad_protocol_file_raises_protocol_file_error(name: str, fragment: str) -> None:
     """Each bad protocol file raises ProtocolFileError naming the key, constraint and value."""
-    from certify.protocol_file import ProtocolFileError, load_protocol_file
+    from certify.protocol.files import ProtocolFileError, load_protocol_file
 
     with pytest.raises(ProtocolFileError) as info:
         load_protocol_file(CORPUS / name)
@@ -286,7 +286,7 @@ class Ctx:
 
     def rehashed(self, edit: Callable[[dict[str, Any]], None]) -> str:
         """The sealed record with ``edit`` applied and its hash recomputed (and stored in the ledger)."""
-        from certify.protocol import _canonical
+        from certify.protocol.record import _canonical
 
         content = dict(self.sealed.record.content)
         content = json.loads(json.dumps(content))

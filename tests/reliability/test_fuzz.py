@@ -38,7 +38,7 @@ FUZZ = settings(
 def _warm_up() -> None:
     """Import and exercise every reader once, so the first example's timing is not import time."""
     _read_csv_bytes(b"identity,x\na,1\nb,2\n")
-    from certify.protocol_file import parse_protocol
+    from certify.protocol.files import parse_protocol
 
     parse_protocol({"protocol": {"name": "w"}, "data": {}, "pairs": {}})
     _real_record()
@@ -195,7 +195,7 @@ VALUES = st.recursive(
 @given(st.dictionaries(KEYS, VALUES, max_size=7))
 def test_protocol_parser_on_random_documents(doc: dict[str, Any]) -> None:
     """Random TOML-shaped documents: a valid plan or ProtocolFileError, nothing else."""
-    from certify.protocol_file import AuditPlan, ProtocolFileError, parse_protocol
+    from certify.protocol.files import AuditPlan, ProtocolFileError, parse_protocol
 
     try:
         plan = parse_protocol(doc)
@@ -212,7 +212,7 @@ def test_protocol_parser_on_random_documents(doc: dict[str, Any]) -> None:
 @given(st.one_of(st.text(max_size=300), st.binary(max_size=300)))
 def test_protocol_file_loader_on_random_text(content: str | bytes) -> None:
     """Random text or bytes as a protocol file: a plan or ProtocolFileError, nothing else."""
-    from certify.protocol_file import ProtocolFileError, load_protocol_file
+    from certify.protocol.files import ProtocolFileError, load_protocol_file
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "p.toml"
@@ -275,7 +275,7 @@ def test_mutated_record_is_accepted_only_with_identical_content(
 ) -> None:
     """A record edited at one character is accepted only if its content is unchanged (e.g. whitespace)."""
     import certify as cf
-    from certify.protocol import _canonical
+    from certify.protocol.record import _canonical
 
     original, _, _ = _real_record()
     i = int(position * len(original))
@@ -315,7 +315,7 @@ def test_rehashed_forged_record_never_crashes_evaluation_setup(choice: int, valu
     structural and type checks stand between it and evaluation.
     """
     import certify as cf
-    from certify.protocol import _canonical
+    from certify.protocol.record import _canonical
 
     original, table, ledger_path = _real_record()
     content = json.loads(original)

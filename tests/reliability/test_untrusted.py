@@ -94,7 +94,7 @@ def test_the_scan_would_catch_a_pickle_load() -> None:
 
 def test_skops_is_the_only_model_loader_and_checks_types_first() -> None:
     """The one place that loads a model computes the untrusted types and refuses before loading."""
-    source = (PACKAGE / "protocol.py").read_text(encoding="utf-8")
+    source = (PACKAGE / "protocol" / "scores.py").read_text(encoding="utf-8")
     body = source[source.index("def from_blob") : source.index("def score", source.index("def from_blob"))]
     assert body.index("get_untrusted_types") < body.index('raise RecordError(\n                f"the stored')
     assert body.index("if refused:") < body.index("sio.loads(")
@@ -143,7 +143,7 @@ def _with_blob(sealed: cf.SealedProtocol, ledger: cf.Ledger, blob: bytes) -> str
     This is what an attacker with write access to the record and the ledger could do: the record
     passes the hash check and the ledger lookup, so only the model's type check stands in the way.
     """
-    from certify.protocol import _canonical
+    from certify.protocol.record import _canonical
 
     content = json.loads(json.dumps(sealed.record.content))
     model = content["tests"][0]["model"]

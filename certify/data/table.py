@@ -1,33 +1,33 @@
-"""Embedding tables: loading, cleaning (paper Sec. 5.1, App. A), development/reserved splits, pairs."""
+"""Embedding tables: loading and cleaning (paper Sec. 5.1, App. A), duplicates, access."""
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
-import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from certify._core import FrozenMap, Pair
-from certify.errors import DataError, ParameterError, ProtocolError
+from certify._core import FrozenMap
+from certify.data._rows import (
+    NORM_FLOOR,
+    _at_or_below_floor,
+    _fingerprint,
+    _first_copies,
+    _readonly,
+    _repeat_flags,
+    _squared_norms,
+)
+from certify.errors import DataError
 
-__all__ = [
-    "CleaningReport",
-    "DevTestSplit",
-    "DroppedRow",
-    "EmbeddingTable",
-    "ReservedSplit",
-    "sample_pairs",
-]
+if TYPE_CHECKING:
+    from certify.data.splits import DevTestSplit
 
-NORM_FLOOR: Final = 1e-6
-"""Rows with Euclidean norm at or below this are dropped (paper Sec. 5.1)."""
+__all__ = ["NORM_FLOOR", "CleaningReport", "DroppedRow", "EmbeddingTable"]
 
 _MISSING: Final = frozenset({"", "na", "nan", "null", "none"})
 
@@ -104,143 +104,6 @@ class CleaningReport:
         if self.normalized:
             out.append("rows were L2-normalized after cleaning")
         return out
-
-
-def _fingerprint(parts: Iterable[tuple[str, NDArray[np.float64]]], domain: str) -> str:
-    """SHA-256 over labels, shapes and little-endian float64 bytes, in the given order."""
-    h = hashlib.sha256(domain.encode())
-    for label, rows in parts:
-        encoded = label.encode("utf-8")
-        h.update(len(encoded).to_bytes(8, "little"))
-        h.update(encoded)
-        h.update(np.int64(rows.shape[0]).tobytes() + np.int64(rows.shape[1]).tobytes())
-        # hashed from the array's buffer: the same bytes as ``tobytes()``, without the copy
-        h.update(np.ascontiguousarray(rows, dtype="<f8").data)
-    return h.hexdigest()
-
-
-def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A read-only C-contiguous float64 copy."""
-    out = np.array(a, dtype=np.float64, order="C", copy=True)
-    out.setflags(write=False)
-    return out
-
-
-def _squared_norms(array: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Per row, the sum of squares in one pass; NaN exactly for rows holding a NaN.
-
-    Squares are non-negative, so a row's sum is NaN if and only if one of its coordinates is
-    NaN (``inf + inf`` is ``inf``, never ``inf - inf``). The sum may overflow to ``inf`` or
-    lose underflowing squares; :func:`_at_or_below_floor` explains why that is harmless.
-    """
-    return np.asarray(np.einsum("ij,ij->i", array, array), dtype=np.float64)
-
-
-def _at_or_below_floor(array: NDArray[np.float64], squares: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """``hypot.reduce(row) <= NORM_FLOOR`` for every row without a NaN, decided from ``squares``.
-
-    The Euclidean norm decides only whether a row is dropped, so it need not be computed in
-    full: ``squares`` (from :func:`_squared_norms`) settles every row but those within a narrow
-    band around the floor, whose norms are recomputed with the chained ``np.hypot.reduce``
-    that defines the decision, so every decision is the one ``hypot.reduce`` gives.
-
-    Why the band is wide enough, with unit roundoff ``u = 2**-53`` and ``d`` columns: the
-    computed sum of squares is within a relative ``(d + 1) u`` (to first order) of the exact
-    sum ``S`` (rounded products, then a sum of non-negative terms in any order); squares that
-    underflow add an absolute error below ``d * 2**-1074``, negligible next to ``NORM_FLOOR**2
-    = 1e-12``. The chained hypot is within a relative ``2 d u`` of ``sqrt(S)`` (each step is
-    within one ulp and propagates earlier errors with a factor at most 1). The band
-    ``NORM_FLOOR**2 * (1 -+ 16 (d + 2) u)`` exceeds the sum of both errors several times over,
-    so outside it both computations fall on the same side of the floor. Far from the band:
-    a sum that overflows to ``inf`` means a norm above ``1e154`` (kept, as ``hypot`` gives a
-    finite huge norm or ``inf``, both above the floor); a sum of ``0`` (all-zero rows, or
-    coordinates so small that every square underflows, e.g. ``1e-300``) means a norm far below
-    the floor (dropped). Rows holding a NaN (sum NaN) give ``False``; they are dropped as
-    missing before this matters.
-    """
-    d = array.shape[1]
-    delta = 16.0 * (d + 2) * 2.0**-53
-    floor2 = NORM_FLOOR * NORM_FLOOR
-    low, high = floor2 * (1.0 - delta), floor2 * (1.0 + delta)
-    out = np.asarray(squares < low, dtype=bool)
-    band = np.flatnonzero((squares >= low) & (squares <= high))
-    if band.size:
-        out[band] = np.hypot.reduce(array[band], axis=1) <= NORM_FLOOR
-    return out
-
-
-def _multipliers(d: int) -> NDArray[np.uint64]:
-    """Fixed odd 64-bit multipliers for :func:`_row_hash` (same values in every process)."""
-    draws = np.random.default_rng(0x5EED_CE27).integers(0, 2**63, size=d, dtype=np.uint64)
-    return (draws << np.uint64(1)) | np.uint64(1)
-
-
-def _row_hash(words: NDArray[np.uint64], multipliers: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    """A 64-bit hash per row of 64-bit words: equal rows get equal hashes (unequal ones rarely do).
-
-    Folding the high half of each word into the low half first lets words that differ only in
-    their high bits (sign, exponent and leading mantissa bits of small integers stored as
-    float64) still change many bits of the wrapping product sum.
-    """
-    folded = words >> np.uint64(32)
-    folded ^= words
-    return np.asarray(folded @ multipliers, dtype=np.uint64)
-
-
-def _shared_keys(keys: NDArray[np.uint64]) -> NDArray[np.intp]:
-    """Ascending indices of the entries whose key occurs more than once."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    same = ordered[1:] == ordered[:-1]
-    shared = np.zeros(keys.size, dtype=bool)
-    shared[1:] |= same
-    shared[:-1] |= same
-    return np.sort(order[shared])
-
-
-def _first_copies(array: NDArray[np.float64]) -> NDArray[np.intp]:
-    """Per row, the index of the first row with the same bytes (the row itself when unique).
-
-    Rows are equal when their float64 bytes are equal, as in ``row.tobytes()`` comparisons (so
-    ``0.0`` and ``-0.0`` differ). A hash of a few columns rules out most rows at once (all of
-    them for continuous data); rows that share it get a hash of the whole row, and every row
-    grouped by that hash is checked word for word against its group's first row. Should the
-    check ever fail (a hash collision), those rows are grouped by sorting their bytes instead,
-    so the result never depends on the hash.
-    """
-    n = array.shape[0]
-    first = np.arange(n, dtype=np.intp)
-    if n < 2:
-        return first
-    words = np.ascontiguousarray(array, dtype=np.float64).reshape(n, -1).view(np.uint64)
-    d = words.shape[1]
-    multipliers = _multipliers(d)
-    columns = np.unique(np.linspace(0, d - 1, num=min(d, 8)).astype(np.intp))
-    candidates = _shared_keys(_row_hash(words[:, columns], multipliers[: columns.size]))
-    if candidates.size == 0:
-        return first
-    sub = words if candidates.size == n else words[candidates]
-    keys = _row_hash(sub, multipliers)
-    order = np.argsort(keys, kind="stable")  # stable: each run starts with its smallest index
-    ordered = keys[order]
-    starts = np.ones(order.size, dtype=bool)
-    starts[1:] = ordered[1:] != ordered[:-1]
-    # rows in one run of equal hashes are all equal if each equals the row before it
-    grouped = sub[order]
-    if bool((grouped[1:] == grouped[:-1]).all(axis=1)[~starts[1:]].all()):
-        run_first = order[np.flatnonzero(starts)[np.cumsum(starts) - 1]]
-        first[candidates[order]] = candidates[run_first]
-        return first
-    whole = np.ascontiguousarray(sub).view(np.dtype((np.void, 8 * d))).ravel()
-    _, index, inverse = np.unique(whole, return_index=True, return_inverse=True)
-    first[candidates] = candidates[index[inverse.ravel()]]
-    return first
-
-
-def _repeat_flags(array: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """Per row, whether its vector occurs more than once among the rows of ``array``."""
-    first = _first_copies(array)
-    return np.asarray(np.bincount(first, minlength=first.size)[first] > 1, dtype=bool)
 
 
 @final
@@ -655,56 +518,9 @@ class EmbeddingTable:
         DataError
             If some identity would get no development row or no reserved row.
         """
-        if (
-            isinstance(dev_fraction, bool)
-            or not isinstance(dev_fraction, numbers.Real)
-            or not 0.0 < dev_fraction < 1.0
-        ):
-            raise ParameterError(
-                f"dev_fraction must be a number in (0, 1), e.g. 0.7; got {dev_fraction!r}."
-            )
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-            raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
-        rng = np.random.default_rng(int(seed))
-        repeated = self._repeated_rows()
-        shared: dict[str, NDArray[np.bool_]] = {}
-        dev: dict[str, NDArray[np.float64]] = {}
-        test: dict[str, NDArray[np.float64]] = {}
-        short: list[str] = []
-        for name in self.identities:
-            rows = self._rows[name]
-            n = rows.shape[0]
-            n_dev = math.floor(float(dev_fraction) * n)
-            perm = rng.permutation(n)
-            if n_dev < 1 or n_dev > n - 1:
-                short.append(f"{name} ({n} rows)")
-                continue
-            reserved_at = np.sort(perm[n_dev:])
-            dev[name] = rows[np.sort(perm[:n_dev])]  # fresh arrays, handed over without a copy
-            test[name] = rows[reserved_at]
-            shared[name] = repeated[name][reserved_at]
-        if short:
-            raise DataError(
-                f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
-                f"get an empty development or reserved part, e.g. {', '.join(short[:5])}. "
-                "Drop them with table.subset(...) or change dev_fraction."
-            )
-        development = EmbeddingTable._owning(dev, self.cleaning)
-        reserved = ReservedSplit._create(
-            test,
-            development_fingerprint=development.fingerprint,
-            table_fingerprint=self.fingerprint,
-            dev_fraction=float(dev_fraction),
-            seed=int(seed),
-            repeated=shared,
-        )
-        return DevTestSplit(
-            development=development,
-            reserved=reserved,
-            dev_fraction=float(dev_fraction),
-            seed=int(seed),
-            table_fingerprint=self.fingerprint,
-        )
+        from certify.data.splits import split_table
+
+        return split_table(self, dev_fraction, seed)
 
 
 def _duplicates(
@@ -734,243 +550,3 @@ def _duplicates(
         if group.size > 1
     ]
     return within, tuple(sorted(across))
-
-
-@final
-class ReservedSplit:
-    """Reserved test rows: opaque until a sealed protocol evaluates them, once.
-
-    Exposes only a content ``fingerprint``, the per-identity ``counts`` and the fingerprints
-    that tie it to its development sibling and source table. It cannot be pickled or copied
-    into a second chance: rebuild it from the table with the recorded ``dev_fraction`` and
-    ``seed``.
-
-    Attributes
-    ----------
-    fingerprint : str
-        SHA-256 over the reserved labels and row bytes.
-    counts : Mapping[str, int]
-        Reserved rows per identity.
-    development_fingerprint : str
-        Fingerprint of the development table split off alongside it.
-    table_fingerprint : str
-        Fingerprint of the table it was split from.
-    dev_fraction : float
-        The split's development fraction.
-    seed : int
-        The split's seed.
-    """
-
-    __slots__ = (
-        "_repeated",
-        "_row_key_cache",
-        "_rows",
-        "_spent",
-        "counts",
-        "dev_fraction",
-        "development_fingerprint",
-        "fingerprint",
-        "seed",
-        "table_fingerprint",
-    )
-
-    fingerprint: str
-    counts: Mapping[str, int]
-    development_fingerprint: str
-    table_fingerprint: str
-    dev_fraction: float
-    seed: int
-    _spent: bool
-    _rows: dict[str, NDArray[np.float64]]
-    _repeated: dict[str, NDArray[np.bool_]]
-    _row_key_cache: list[str] | None
-
-    def __init__(self) -> None:
-        raise ProtocolError(
-            "a ReservedSplit is created only by EmbeddingTable.split(); rebuild it from the "
-            "table with the recorded dev_fraction and seed."
-        )
-
-    @classmethod
-    def _create(
-        cls,
-        rows: dict[str, NDArray[np.float64]],
-        *,
-        development_fingerprint: str,
-        table_fingerprint: str,
-        dev_fraction: float,
-        seed: int,
-        repeated: dict[str, NDArray[np.bool_]],
-    ) -> ReservedSplit:
-        """Internal constructor used by :meth:`EmbeddingTable.split`, which hands over ``rows``.
-
-        ``rows`` are fresh C-contiguous float64 arrays that no one else holds; they are frozen
-        in place, not copied.
-        """
-        self = object.__new__(cls)
-        frozen = {k: v for k, v in sorted(rows.items())}
-        for v in frozen.values():
-            v.setflags(write=False)
-        self._rows = frozen
-        self._repeated = {k: repeated[k] for k in frozen}
-        self._row_key_cache = None
-        self.fingerprint = _fingerprint(frozen.items(), "certify.reserved.v1")
-        self.counts = FrozenMap({k: int(v.shape[0]) for k, v in frozen.items()})  # type: ignore[assignment]
-        self.development_fingerprint = development_fingerprint
-        self.table_fingerprint = table_fingerprint
-        self.dev_fraction = dev_fraction
-        self.seed = seed
-        self._spent = False
-        return self
-
-    @property
-    def spent(self) -> bool:
-        """Whether this object's rows were evaluated (the ledger is the authoritative record)."""
-        return self._spent
-
-    def _mark_spent(self) -> None:
-        """Record in memory that the rows were evaluated; called only by the protocol."""
-        self._spent = True
-
-    def _row_keys(self) -> list[str]:
-        """Keys that let the ledger recognise these rows in any later split.
-
-        A vector that occurs once in its whole table is keyed by its identity and content, so the
-        same row is recognised in another split, a subset or a superset of the table. Vectors
-        that repeat in the table (discrete outputs such as randomized response) would collide
-        with independent draws of the same value, so they are keyed by the source table's
-        fingerprint, identity, content and repeat number: re-splitting that table is recognised,
-        fresh data are not mistaken for spent data.
-        """
-        if self._row_key_cache is not None:
-            return self._row_key_cache
-        # each key is sha256(prefix + row bytes [+ repeat number]): the prefix is hashed once per
-        # identity and the hash state copied per row, the row bytes are read from one buffer
-        keys: list[str] = []
-        scope = b"s" + self.table_fingerprint.encode()
-        for label, rows in self._rows.items():
-            tag = label.encode("utf-8") + b"\x00"
-            unique = hashlib.sha256(b"u" + tag)
-            shared = hashlib.sha256(scope + tag)
-            data = np.ascontiguousarray(rows, dtype="<f8")
-            width = data.itemsize * (data.size // max(data.shape[0], 1))
-            buffer = data.data.cast("B")
-            seen: dict[bytes, int] = {}
-            for i, repeated in enumerate(self._repeated[label].tolist()):
-                row = buffer[i * width : (i + 1) * width]
-                if repeated:
-                    content = row.tobytes()
-                    count = seen.get(content, 0)
-                    seen[content] = count + 1
-                    h = shared.copy()
-                    h.update(row)
-                    h.update(count.to_bytes(8, "little"))
-                else:
-                    h = unique.copy()
-                    h.update(row)
-                keys.append(h.hexdigest()[:32])
-        self._row_key_cache = keys
-        return keys
-
-    def _take(self, identity: str) -> NDArray[np.float64]:
-        """The reserved rows of one identity; called only by the protocol during evaluation."""
-        return self._rows[identity]
-
-    def __reduce__(self) -> tuple[object, ...]:
-        raise ProtocolError(
-            "a ReservedSplit cannot be pickled or copied; rebuild it in the other process with "
-            "EmbeddingTable.split(dev_fraction, seed) from the same table."
-        )
-
-    def __copy__(self) -> ReservedSplit:
-        return self
-
-    def __deepcopy__(self, memo: object) -> ReservedSplit:
-        return self
-
-    def __repr__(self) -> str:
-        n = sum(self.counts.values())
-        return (
-            f"ReservedSplit({len(self.counts)} identities, {n} rows, fingerprint "
-            f"{self.fingerprint[:12]}{', spent' if self.spent else ''})"
-        )
-
-
-@final
-@attrs.frozen
-class DevTestSplit:
-    """The result of :meth:`EmbeddingTable.split`.
-
-    Attributes
-    ----------
-    development : EmbeddingTable
-        Rows for every choice: pairs, classifiers, orientations, thresholds.
-    reserved : ReservedSplit
-        Rows evaluated once by a sealed protocol.
-    dev_fraction : float
-        The development fraction used.
-    seed : int
-        The seed used.
-    table_fingerprint : str
-        Fingerprint of the source table.
-    """
-
-    development: EmbeddingTable
-    reserved: ReservedSplit
-    dev_fraction: float
-    seed: int
-    table_fingerprint: str
-
-
-def sample_pairs(identities: Sequence[str], count: int, seed: int) -> list[Pair]:
-    """The first ``count`` pairs of a seeded shuffle of all unordered identity pairs.
-
-    Parameters
-    ----------
-    identities : sequence of str
-        Distinct identity labels (e.g. ``table.identities``).
-    count : int
-        How many pairs, between 1 and ``len(identities) * (len(identities) - 1) / 2``.
-    seed : int
-        Seed of the shuffle.
-
-    Returns
-    -------
-    list of Pair
-        Pairs ``Pair(a, b)`` with ``a`` before ``b`` in ``identities``.
-
-    Raises
-    ------
-    DataError
-        If identities repeat or fewer than 2 are given, or ``count`` exceeds the number of pairs.
-    ParameterError
-        If ``count`` or ``seed`` is not a valid integer.
-
-    Notes
-    -----
-    The paper (Sec. 5.1) shuffles all pairs with a fixed seed and audits the first 100 with every
-    method, so the same list serves every method.
-
-    Examples
-    --------
-    >>> sample_pairs(["a", "b", "c"], count=2, seed=0)
-    [Pair(a='b', b='c'), Pair(a='a', b='b')]
-    """
-    names = [str(x) for x in identities]
-    if len(set(names)) != len(names):
-        raise DataError("identities must be distinct; the list repeats a label.")
-    k = len(names)
-    total = k * (k - 1) // 2
-    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
-        raise ParameterError(f"count must be a positive integer; got {count!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
-    if k < 2:
-        raise DataError(f"at least 2 identities are needed to form a pair; got {k}.")
-    if count > total:
-        raise DataError(
-            f"count must be at most the number of pairs, {total} for {k} identities; got {count}."
-        )
-    ii, jj = np.triu_indices(k, k=1)
-    order = np.random.default_rng(int(seed)).permutation(total)[: int(count)]
-    return [Pair(names[ii[t]], names[jj[t]]) for t in order]

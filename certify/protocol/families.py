@@ -8,7 +8,7 @@ families that learn the likelihood-ratio direction from fewer rows, and the crit
 expected to give on the reserved rows (Eq. 16), computed from development counts only.
 
 Every family here is a scikit-learn linear classifier, so a fitted test stores as coefficients
-(a :class:`~certify.protocol.LinearScore`) and its record holds no executable model.
+(a :class:`~certify.protocol.scores.LinearScore`) and its record holds no executable model.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betaln, gammaln
 from scipy.stats import beta as beta_dist
-from sklearn.base import BaseEstimator
-from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from certify._core import Pair
 from certify.errors import DataError, ParameterError
@@ -77,7 +76,41 @@ CERTIFY_CANDIDATES: Final[tuple[FamilyName, ...]] = (
 _LOGISTIC_CS: Final = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 
-class LinearDiscriminant(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class _LinearScoreMixin(ClassifierMixin):  # type: ignore[misc]
+    """Decision function, labels and probabilities of a fitted two-class linear score.
+
+    Subclasses set ``coef_`` (shape ``(1, d)``), ``intercept_`` (shape ``(1,)``) and
+    ``classes_`` in ``fit``; the score is ``X @ coef_[0] + intercept_[0]``, positive for
+    ``classes_[1]``, as for scikit-learn's linear classifiers.
+    """
+
+    def decision_function(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X`` (larger means ``classes_[1]``)."""
+        x = np.asarray(X, dtype=np.float64)
+        coef = np.asarray(self.coef_, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != coef.shape[1]:
+            raise DataError(
+                f"X must be a 2-D array with {coef.shape[1]} columns; got shape {x.shape}."
+            )
+        # (n, d) @ (d, 1) then the intercept, as scikit-learn's linear classifiers compute it
+        out: NDArray[np.float64] = (x @ coef.T + np.asarray(self.intercept_)).reshape(-1)
+        return out
+
+    def predict(self, X: NDArray[np.float64]) -> NDArray[Any]:
+        """The class of each row (``classes_[1]`` where the score is positive)."""
+        out: NDArray[Any] = np.asarray(self.classes_)[(self.decision_function(X) > 0).astype(np.intp)]
+        return out
+
+    def predict_proba(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Logistic of the score, as two columns (the score is not a calibrated log-odds)."""
+        from scipy.special import expit
+
+        p1 = expit(self.decision_function(X))
+        out: NDArray[np.float64] = np.column_stack([1.0 - p1, p1])
+        return out
+
+
+class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
     """Two-class linear discriminant ``w = Sigma^-1 (mu_1 - mu_0)`` with a regularized ``Sigma``.
 
     Parameters
@@ -168,7 +201,7 @@ def _two_classes(
     return x[labels == classes[0]], x[labels == classes[1]], classes
 
 
-class MedianCentroid(LinearClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
     """Linear score along the difference of coordinatewise medians.
 
     The score is ``(x - (m_0 + m_1) / 2) . (m_1 - m_0) / s`` with class medians ``m_0, m_1`` and

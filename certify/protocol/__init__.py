@@ -1,0 +1,31 @@
+"""The only issuer of certificates.
+
+Fixed tests and their families, the draft -> sealed -> evaluated lifecycle, pre-registration
+records, the spent-split ledger and protocol files.
+"""
+
+from certify.protocol.families import BoundPlan
+from certify.protocol.fixed import FixedTest, ThresholdRule
+from certify.protocol.ledger import Ledger, LedgerEntry
+from certify.protocol.lifecycle import Protocol, RegisteredTest, SealedProtocol
+from certify.protocol.mmd import MMDTest
+from certify.protocol.record import PreregistrationRecord
+from certify.protocol.scores import FunctionScore, LinearScore, ScoreFunction, ScoreModel, SkopsScore
+
+__all__ = [
+    "BoundPlan",
+    "FixedTest",
+    "FunctionScore",
+    "Ledger",
+    "LedgerEntry",
+    "LinearScore",
+    "MMDTest",
+    "PreregistrationRecord",
+    "Protocol",
+    "RegisteredTest",
+    "ScoreFunction",
+    "ScoreModel",
+    "SealedProtocol",
+    "SkopsScore",
+    "ThresholdRule",
+]

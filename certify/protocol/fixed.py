@@ -1,0 +1,463 @@
+"""Fixed tests: a score, an orientation and a threshold, all chosen on development data."""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, final
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from certify import _sklearn
+from certify._core import Pair, check_int
+from certify.data import EmbeddingTable
+from certify.errors import DataError, EstimatorError, ParameterError, RecordError
+from certify.protocol.scores import (
+    FunctionScore,
+    LinearScore,
+    ScoreFunction,
+    ScoreModel,
+    SkopsScore,
+)
+
+if TYPE_CHECKING:
+    from certify.protocol.families import BoundPlan
+
+__all__ = ["FixedTest", "ThresholdRule"]
+
+ThresholdRule: TypeAlias = float | Literal["youden", "max_bound"]
+"""A fixed threshold, or a rule applied to development scores."""
+
+
+
+
+def _choose_threshold(
+    scores_0: NDArray[np.float64],
+    scores_1: NDArray[np.float64],
+    rule: ThresholdRule,
+    plan: BoundPlan | None = None,
+) -> tuple[int, float]:
+    """Orientation (+1: high scores mean class 1) and threshold from development scores."""
+    n0, n1 = len(scores_0), len(scores_1)
+    # Mann-Whitney AUC decides the orientation.
+    pooled = np.concatenate([scores_0, scores_1])
+    from scipy.stats import rankdata
+
+    ranks = rankdata(pooled)
+    auc = (ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1)
+    orientation = 1 if auc >= 0.5 else -1
+    if not isinstance(rule, str):
+        return orientation, float(rule)
+    s0, s1 = orientation * scores_0, orientation * scores_1
+    if rule == "max_bound":
+        from certify.protocol.families import max_bound_cut, require_plan
+
+        plan = require_plan(plan)
+        cut, _ = max_bound_cut(s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta)
+        return orientation, float(orientation * cut)
+    if rule != "youden":
+        raise ParameterError(
+            f"threshold must be a number, 'youden' or 'max_bound'; got {rule!r}."
+        )
+    cuts = np.unique(np.concatenate([s0, s1]))
+    # predict class 1 when oriented score >= cut
+    tpr = 1.0 - np.searchsorted(np.sort(s1), cuts, side="left") / n1
+    fpr = 1.0 - np.searchsorted(np.sort(s0), cuts, side="left") / n0
+    best = int(np.argmax(tpr - fpr))
+    lower = cuts[best - 1] if best > 0 else cuts[best] - 1.0
+    oriented = 0.5 * (cuts[best] + lower)
+    return orientation, float(orientation * oriented)
+
+
+@final
+@attrs.frozen
+class FixedTest:
+    """A decision rule fixed on development data: score, orientation and threshold.
+
+    The test predicts class 1 (``pair.b``) for a row when ``orientation * score >=
+    orientation * threshold``. On reserved data its false-positive rate is measured on rows of
+    ``pair.a`` and its false-negative rate on rows of ``pair.b``.
+
+    Build one with :meth:`fit` (a scikit-learn classifier) or :meth:`from_score` (a fixed score
+    function such as an exact likelihood-ratio oracle).
+
+    Attributes
+    ----------
+    pair : Pair
+        The identity pair.
+    model : LinearScore or SkopsScore or FunctionScore
+        How rows become scores.
+    threshold : float
+        Threshold in score units.
+    orientation : int
+        ``+1`` if high scores indicate ``pair.b``, ``-1`` otherwise.
+    development_fingerprint : str
+        Fingerprint of the development table the test was chosen on.
+    name : str
+        A label for reports (e.g. ``"logistic"``).
+    development_auc : float
+        Out-of-fold AUC on development data (oriented), for reports.
+    """
+
+    pair: Pair = attrs.field(validator=attrs.validators.instance_of(Pair))
+    model: ScoreModel
+    threshold: float = attrs.field(converter=float)
+    orientation: int
+    development_fingerprint: str
+    name: str
+    development_auc: float = attrs.field(converter=float)
+
+    def __attrs_post_init__(self) -> None:
+        if not math.isfinite(self.threshold):
+            raise ParameterError(f"threshold must be a finite number; got {self.threshold!r}.")
+        if self.orientation not in (1, -1):
+            raise ParameterError(f"orientation must be +1 or -1; got {self.orientation!r}.")
+
+    @classmethod
+    def fit(
+        cls,
+        estimator: object | None,
+        development: EmbeddingTable,
+        pair: Pair,
+        *,
+        threshold: ThresholdRule = "youden",
+        folds: int = 5,
+        seed: int = 0,
+        response: _sklearn.Response | None = None,
+        name: str | None = None,
+        plan: BoundPlan | None = None,
+    ) -> FixedTest:
+        """Fit a classifier on development data and fix its orientation and threshold.
+
+        Parameters
+        ----------
+        estimator : scikit-learn classifier or None
+            Any classifier with ``predict_proba`` or ``decision_function``; None means the
+            paper's ``LogisticRegression(C=1.0, solver="lbfgs", max_iter=1000)``.
+        development : EmbeddingTable
+            The development part of a split (``split.development``).
+        pair : Pair
+            ``pair.a`` is class 0, ``pair.b`` class 1.
+        threshold : float or "youden" or "max_bound", default "youden"
+            A fixed threshold, or ``"youden"``: the cut that maximizes TPR - FPR on
+            out-of-fold development scores (midpoint to the next lower score), or
+            ``"max_bound"``: the cut that maximizes the expected certified bound (Eq. 16) at the
+            planned reserved sizes and ``alpha_per_rate`` of ``plan``
+            (:func:`certify.protocol.families.expected_bound`).
+        folds : int, default 5
+            Stratified folds for the out-of-fold development scores.
+        seed : int, default 0
+            Seed of the fold assignment.
+        response : "predict_proba" or "decision_function", optional
+            Score to threshold; linear classifiers always use their decision function (a
+            monotone transform of the probability that does not saturate).
+        name : str, optional
+            Label for reports; default the estimator's class name.
+        plan : BoundPlan, optional
+            Planned reserved rows per class, ``alpha_per_rate`` and delta; required by
+            ``threshold="max_bound"`` and ignored otherwise.
+
+        Returns
+        -------
+        FixedTest
+
+        Raises
+        ------
+        EstimatorError
+            If the estimator cannot produce scores.
+        DataError
+            If the pair's identities are missing or have fewer rows than ``folds``.
+
+        Notes
+        -----
+        Orientation and threshold come from out-of-fold scores on development data; the final
+        model is then refitted on all development rows of the pair (paper Sec. 5.3). Reserved
+        data are never touched.
+        """
+        if not isinstance(development, EmbeddingTable):
+            raise DataError(
+                f"development must be an EmbeddingTable; got {type(development).__name__}. "
+                "Pass split.development."
+            )
+        if not isinstance(pair, Pair):
+            raise ParameterError(f"pair must be a Pair; got {pair!r}.")
+        est = _sklearn.default_estimator() if estimator is None else estimator
+        resp = _sklearn.response_of(est, response)
+        x_a, x_b = development.rows(pair.a), development.rows(pair.b)
+        linear = _is_linear(est)
+        score_resp: _sklearn.Response = "decision_function" if linear else resp
+        oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, score_resp)
+        orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold, plan)
+        auc = _oriented_auc(oof[: len(x_a)], oof[len(x_a) :], orientation)
+        model = _sklearn.fit_binary(cast(_sklearn.Classifier, est), x_a, x_b)
+        score_model: ScoreModel
+        if linear:
+            fitted: Any = model
+            if not (hasattr(fitted, "coef_") and hasattr(fitted, "intercept_")):
+                raise EstimatorError(
+                    f"the fitted {type(est).__name__} has no coef_ and intercept_; a linear "
+                    "classifier must expose both to be stored as coefficients."
+                )
+            coef = np.asarray(fitted.coef_, dtype=np.float64).reshape(-1)
+            intercept = float(np.asarray(fitted.intercept_).reshape(-1)[0])
+            score_model = LinearScore(tuple(coef.tolist()), intercept)
+        else:
+            score_model = SkopsScore.from_estimator(model, score_resp)
+        return cls(
+            pair=pair,
+            model=score_model,
+            threshold=thr,
+            orientation=orientation,
+            development_fingerprint=development.fingerprint,
+            name=name or type(est).__name__,
+            development_auc=auc,
+        )
+
+    @classmethod
+    def from_score(
+        cls,
+        score: ScoreFunction,
+        development: EmbeddingTable,
+        pair: Pair,
+        *,
+        name: str,
+        threshold: ThresholdRule = "youden",
+        plan: BoundPlan | None = None,
+    ) -> FixedTest:
+        """Fix a given score function's orientation and threshold on development data.
+
+        Parameters
+        ----------
+        score : callable
+            Rows in, one finite score per row out. Nothing is fitted.
+        development : EmbeddingTable
+            The development part of a split.
+        pair : Pair
+            ``pair.a`` is class 0, ``pair.b`` class 1.
+        name : str
+            Name recorded for the function; a loaded record needs it passed again under it.
+        threshold : float or "youden" or "max_bound", default "youden"
+            As in :meth:`fit`, applied to the development scores directly.
+        plan : BoundPlan, optional
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        FixedTest
+        """
+        if not callable(score):
+            raise EstimatorError(f"score must be callable; got {type(score).__name__}.")
+        if not isinstance(development, EmbeddingTable):
+            raise DataError("development must be an EmbeddingTable; pass split.development.")
+        model = FunctionScore(name, score)
+        s0 = model.score(development.rows(pair.a))
+        s1 = model.score(development.rows(pair.b))
+        orientation, thr = _choose_threshold(s0, s1, threshold, plan)
+        return cls(
+            pair=pair,
+            model=model,
+            threshold=thr,
+            orientation=orientation,
+            development_fingerprint=development.fingerprint,
+            name=name,
+            development_auc=_oriented_auc(s0, s1, orientation),
+        )
+
+    @classmethod
+    def select(
+        cls,
+        candidates: str | Sequence[str],
+        development: EmbeddingTable,
+        pair: Pair,
+        *,
+        plan: BoundPlan,
+        threshold: ThresholdRule = "youden",
+        folds: int = 5,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> FixedTest:
+        """Choose among candidate test families on development data, then fit the chosen one.
+
+        Parameters
+        ----------
+        candidates : str or sequence of str
+            ``"certify"`` (the default families, :data:`certify.protocol.families.CERTIFY_CANDIDATES`),
+            ``"paper"`` (logistic regression, Sec. 6.5), or family names from
+            :data:`certify.protocol.families.FAMILY_NAMES`.
+        development : EmbeddingTable
+            The development part of a split; identities other than the pair may inform a
+            family (pooled noise variances) but reserved rows are never touched.
+        pair : Pair
+            ``pair.a`` is class 0, ``pair.b`` class 1.
+        plan : BoundPlan
+            Planned reserved rows per class, ``alpha_per_rate`` and delta of the criterion.
+        threshold : float or "youden" or "max_bound", default "youden"
+            Threshold rule of the chosen family (as in :meth:`fit`).
+        folds : int, default 5
+            Stratified folds of the out-of-fold development scores (the same for every family).
+        seed : int, default 0
+            Seed of the folds.
+        name : str, optional
+            Label for reports; default ``"certify:<family>"``.
+
+        Returns
+        -------
+        FixedTest
+            The chosen family, fitted on all development rows of the pair.
+
+        Raises
+        ------
+        ParameterError
+            On an unknown family or an invalid plan.
+        DataError
+            If the pair's identities are missing or have fewer rows than ``folds``.
+
+        Notes
+        -----
+        Each family gets the best expected certified bound over thresholds,
+        :func:`certify.protocol.families.max_bound_cut`, computed from its out-of-fold development
+        scores only; the family with the largest value wins (ties: the higher out-of-fold AUC,
+        then the earlier candidate). Every choice is made on development data, so the reserved
+        split is still used once and the certificate's guarantee is unchanged; selecting the
+        maximum of noisy estimates can only cost power, never validity.
+        """
+        from certify.protocol.families import estimator_for, require_plan, resolve_candidates
+
+        plan = require_plan(plan)
+        names = resolve_candidates(candidates)
+        if not isinstance(development, EmbeddingTable):
+            raise DataError(
+                f"development must be an EmbeddingTable; got {type(development).__name__}. "
+                "Pass split.development."
+            )
+        if not isinstance(pair, Pair):
+            raise ParameterError(f"pair must be a Pair; got {pair!r}.")
+        x_a, x_b = development.rows(pair.a), development.rows(pair.b)
+        from certify.protocol.families import max_bound_cut
+
+        best: tuple[float, float, int] | None = None
+        chosen: tuple[str, object] | None = None  # (family name, unfitted estimator)
+        for k, fam in enumerate(names):
+            est = estimator_for(fam, development, pair, seed=seed)
+            oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, "decision_function")
+            s0, s1 = oof[: len(x_a)], oof[len(x_a) :]
+            orientation, _ = _choose_threshold(s0, s1, "youden")
+            _, value = max_bound_cut(
+                orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
+                plan.alpha_per_rate, plan.delta,
+            )
+            key = (value, _oriented_auc(s0, s1, orientation), -k)
+            if best is None or key > best:
+                best, chosen = key, (fam, est)
+        if chosen is None:  # pragma: no cover - resolve_candidates never returns ()
+            raise ParameterError("candidates must name at least one family.")
+        return cls.fit(chosen[1], development, pair, threshold=threshold, folds=folds, seed=seed,
+                       name=name or f"certify:{chosen[0]}", plan=plan)
+
+    def predict(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
+        """True where the test predicts class 1 (``pair.b``)."""
+        s = self.model.score(np.asarray(X, dtype=np.float64))
+        out: NDArray[np.bool_] = self.orientation * s >= self.orientation * self.threshold
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description for the pre-registration record."""
+        return {
+            "name": self.name,
+            "pair": [self.pair.a, self.pair.b],
+            "model": self.model.to_json(),
+            "threshold": self.threshold,
+            "orientation": self.orientation,
+            "development_fingerprint": self.development_fingerprint,
+            "development_auc": self.development_auc,
+        }
+
+    @classmethod
+    def from_json(
+        cls, data: Mapping[str, Any], score_functions: Mapping[str, ScoreFunction] | None = None
+    ) -> FixedTest:
+        """Rebuild a test from its record entry (never runs code from the record)."""
+        try:
+            m = data["model"]
+            kind = m["kind"]
+            model: ScoreModel
+            if kind == "linear":
+                model = LinearScore(tuple(m["coef"]), m["intercept"])
+            elif kind == "skops":
+                model = SkopsScore.from_blob(
+                    base64.b64decode(m["data_base64"], validate=True), m["response"], m["sha256"]
+                )
+            elif kind == "function":
+                fn = (score_functions or {}).get(m["name"])
+                if fn is None:
+                    raise RecordError(
+                        f"the record's test uses score function {m['name']!r}; pass it as "
+                        f"score_functions={{{m['name']!r}: fn}}."
+                    )
+                model = FunctionScore(m["name"], fn)
+            else:
+                raise RecordError(f"unknown model kind {kind!r} in the record.")
+            a, b = data["pair"]
+            return cls(
+                pair=Pair(str(a), str(b)),
+                model=model,
+                threshold=data["threshold"],
+                orientation=data["orientation"],
+                development_fingerprint=data["development_fingerprint"],
+                name=data["name"],
+                development_auc=data["development_auc"],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, RecordError):
+                raise
+            raise RecordError(f"a test entry of the record is malformed ({exc!r}).") from exc
+
+
+def _is_linear(estimator: object) -> bool:
+    """Whether the estimator is a linear two-class classifier stored as coefficients.
+
+    scikit-learn's linear classifiers (``sklearn.linear_model``) and certify's own linear
+    families qualify; the check uses only public names (module and methods), never a private
+    base class. After fitting, :meth:`FixedTest.fit` also requires ``coef_`` and ``intercept_``.
+    """
+    from certify.protocol.families import _LinearScoreMixin
+
+    if isinstance(estimator, _LinearScoreMixin):
+        return True
+    module = type(estimator).__module__
+    return module.startswith("sklearn.linear_model") and callable(
+        getattr(estimator, "decision_function", None)
+    )
+
+
+def _out_of_fold(
+    estimator: _sklearn.Classifier,
+    x_a: NDArray[np.float64],
+    x_b: NDArray[np.float64],
+    folds: int,
+    seed: int,
+    response: _sklearn.Response,
+) -> NDArray[np.float64]:
+    """Out-of-fold scores for class 1 on development rows (class 0 rows first)."""
+    folds = check_int(folds, "folds", 2)
+    if min(len(x_a), len(x_b)) < folds:
+        raise DataError(
+            f"each identity needs at least folds={folds} development rows; got {len(x_a)} and "
+            f"{len(x_b)}. Lower folds or use more data."
+        )
+    X = np.vstack([x_a, x_b])
+    y = np.concatenate([np.zeros(len(x_a), np.int64), np.ones(len(x_b), np.int64)])
+    return _sklearn.out_of_fold(estimator, X, y, _sklearn.stratified_folds(y, folds, seed), response)
+
+
+def _oriented_auc(s0: NDArray[np.float64], s1: NDArray[np.float64], orientation: int) -> float:
+    """AUC of oriented scores (ties count one half)."""
+    from scipy.stats import rankdata
+
+    pooled = orientation * np.concatenate([s0, s1])
+    ranks = rankdata(pooled)
+    n0, n1 = len(s0), len(s1)
+    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))

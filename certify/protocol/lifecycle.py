@@ -1,0 +1,537 @@
+"""The protocol lifecycle (paper Sec. 5.3, 6.5): draft -> sealed -> evaluated once.
+
+A draft :class:`Protocol` collects fixed tests, each fitted on development data only;
+:meth:`Protocol.seal` checks them against the reserved split, fixes the Bonferroni allocation and
+writes a JSON pre-registration record to the :class:`~certify.Ledger`;
+:meth:`SealedProtocol.evaluate` marks the reserved split spent in the ledger, then reads its rows
+once and issues a :class:`~certify.CertificateFamily`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias, final
+
+import attrs
+
+from certify._core import check_confidence_level, check_delta, check_int, check_text
+from certify._token import ISSUER
+from certify.data import DevTestSplit, EmbeddingTable, ReservedSplit
+from certify.errors import (
+    ParameterError,
+    ProtocolError,
+    ProtocolSealedError,
+    RecordError,
+    ReservedSplitReusedError,
+)
+from certify.protocol.fixed import FixedTest
+from certify.protocol.ledger import Ledger
+from certify.protocol.mmd import MMD_ASSUMPTIONS, MMDTest
+from certify.protocol.record import (
+    RECORD_FORMAT,
+    RECORD_VERSION,
+    PreregistrationRecord,
+    _canonical,
+    _versions,
+)
+from certify.protocol.scores import ScoreFunction
+from certify.results import Certificate, CertificateFamily, ErrorRateEvidence, MMDEvidence
+from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+from certify.stats.mmd import mmd_lower_confidence_bound
+
+__all__ = ["CERTIFICATE_ASSUMPTIONS", "Protocol", "RegisteredTest", "SealedProtocol"]
+
+CERTIFICATE_ASSUMPTIONS: Final = (
+    "the reserved rows of each identity are iid draws from that identity's output distribution",
+    "the reserved rows were used for no choice: pairs, classifier, orientation and threshold "
+    "were fixed on development data and recorded before evaluation",
+    "the two error rates of every test are bounded simultaneously by a union (Bonferroni) bound",
+)
+
+RegisteredTest: TypeAlias = FixedTest | MMDTest
+"""Anything a protocol can register: a fixed decision rule or an MMD statistic with a fixed kernel."""
+
+_SPENT_IN_PROCESS: set[str] = set()
+
+
+
+
+@final
+class Protocol:
+    """A draft pre-registration: register fixed tests, then seal against a reserved split.
+
+    Parameters
+    ----------
+    name : str
+        A name for records and reports.
+    confidence_level : float, default 0.95
+        Simultaneous confidence level of the whole family of certificates.
+    delta : float, default 0.0
+        The delta at which certificates state ``epsilon_lower``.
+    family_size : int, optional
+        Number of tests the Bonferroni correction covers; default (and minimum) the number of
+        registered tests. Use it when this protocol is one of several in a stated family
+        (paper Sec. 5.3 corrects over 8 conditions x 5 pairs).
+    annotations : Mapping, optional
+        JSON-serializable facts to keep in the record (e.g. candidate pairs, the protocol file).
+
+    Raises
+    ------
+    ParameterError
+        If a setting is out of range.
+
+    Notes
+    -----
+    ``alpha_per_rate = (1 - confidence_level) / (2 * family_size)``: each test has two error
+    rates, each bounded one-sided at that level, so by the union bound all bounds hold together
+    with probability at least ``confidence_level`` under the iid model.
+
+    Examples
+    --------
+    >>> p = Protocol(name="audit", confidence_level=0.95, delta=0.0)
+    >>> p.tests
+    ()
+    """
+
+    __slots__ = ("_sealed", "_tests", "annotations", "confidence_level", "delta", "family_size", "name")
+
+    def __init__(
+        self,
+        name: str,
+        confidence_level: float = 0.95,
+        delta: float = 0.0,
+        family_size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = check_text(name, "name")
+        try:
+            self.annotations: dict[str, Any] = json.loads(
+                json.dumps(dict(annotations or {}), allow_nan=False)
+            )
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"annotations must be JSON-serializable, finite data ({exc}).") from exc
+        self.confidence_level = check_confidence_level(confidence_level)
+        self.delta = check_delta(delta)
+        self.family_size = None if family_size is None else check_int(family_size, "family_size", 1)
+        self._tests: list[RegisteredTest] = []
+        self._sealed = False
+
+    @property
+    def tests(self) -> tuple[RegisteredTest, ...]:
+        """The registered tests, in order."""
+        return tuple(self._tests)
+
+    def register(self, test: RegisteredTest) -> None:
+        """Add a fixed test (a decision rule, or an MMD statistic with a fixed kernel).
+
+        Raises
+        ------
+        ProtocolSealedError
+            If the protocol was sealed.
+        ProtocolError
+            If ``test`` is not a FixedTest or MMDTest, or the same pair and test name is already
+            registered.
+        """
+        if self._sealed:
+            raise ProtocolSealedError(
+                f"protocol {self.name!r} is sealed; it can no longer change. Start a new Protocol "
+                "for new tests (and reserve fresh data for them)."
+            )
+        if not isinstance(test, FixedTest | MMDTest):
+            raise ProtocolError(
+                f"only a FixedTest or MMDTest can be registered; got {type(test).__name__}. Build "
+                "one with FixedTest.fit(estimator, split.development, pair)."
+            )
+        for t in self._tests:
+            if t.pair == test.pair and t.name == test.name:
+                raise ProtocolError(
+                    f"a test named {test.name!r} for pair {test.pair} is already registered."
+                )
+        self._tests.append(test)
+
+    def seal(self, reserved: ReservedSplit, ledger: Ledger) -> SealedProtocol:
+        """Check the tests against the reserved split, fix the alpha allocation, record, seal.
+
+        Parameters
+        ----------
+        reserved : ReservedSplit
+            The reserved part of the split whose development part the tests were fitted on.
+        ledger : Ledger
+            Where the pre-registration is recorded and the split will be marked spent.
+
+        Returns
+        -------
+        SealedProtocol
+
+        Raises
+        ------
+        ProtocolError
+            If no test is registered, a test was fitted on other data, or a pair's identity has
+            no reserved rows.
+        ReservedSplitReusedError
+            If the reserved split was already spent.
+        ProtocolSealedError
+            If this draft was sealed before.
+        """
+        if self._sealed:
+            raise ProtocolSealedError(f"protocol {self.name!r} is already sealed.")
+        if isinstance(reserved, DevTestSplit):
+            raise ProtocolError("pass split.reserved to seal, not the whole split.")
+        if not isinstance(reserved, ReservedSplit):
+            raise ProtocolError(f"reserved must be a ReservedSplit; got {type(reserved).__name__}.")
+        if not isinstance(ledger, Ledger):
+            raise ProtocolError(f"ledger must be a Ledger; got {type(ledger).__name__}.")
+        if not self._tests:
+            raise ProtocolError("register at least one FixedTest before sealing.")
+        for t in self._tests:
+            if t.development_fingerprint != reserved.development_fingerprint:
+                raise ProtocolError(
+                    f"the test for pair {t.pair} was fitted on other data (development "
+                    f"fingerprint {t.development_fingerprint[:12]}, but this reserved split's "
+                    f"development sibling is {reserved.development_fingerprint[:12]}). Fit the "
+                    "test on split.development of this very split."
+                )
+            for ident in t.pair.as_tuple():
+                if ident not in reserved.counts:
+                    raise ProtocolError(f"identity {ident!r} has no rows in the reserved split.")
+        _check_unspent(reserved, ledger)
+        n_tests = len(self._tests)
+        family = n_tests if self.family_size is None else max(n_tests, self.family_size)
+        alpha_per_rate = (1.0 - self.confidence_level) / (2 * family)
+        content: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "protocol": {
+                "name": self.name,
+                "confidence_level": self.confidence_level,
+                "delta": self.delta,
+                "n_tests": n_tests,
+                "family_size": family,
+                "alpha_per_rate": alpha_per_rate,
+            },
+            "data": {
+                "table_fingerprint": reserved.table_fingerprint,
+                "development_fingerprint": reserved.development_fingerprint,
+                "reserved_fingerprint": reserved.fingerprint,
+                "dev_fraction": reserved.dev_fraction,
+                "seed": reserved.seed,
+                "reserved_counts": {
+                    k: reserved.counts[k]
+                    for k in sorted({i for t in self._tests for i in t.pair.as_tuple()})
+                },
+            },
+            "tests": [t.to_json() for t in self._tests],
+            "annotations": self.annotations,
+            "library": _versions(),
+            "sealed_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "nonce": uuid.uuid4().hex,
+        }
+        record = PreregistrationRecord._create(content)
+        ledger.record_preregistration(
+            record.sha256, self.name, reserved.fingerprint, record.to_json()
+        )
+        self._sealed = True
+        return SealedProtocol._create(record, tuple(self._tests), reserved, ledger)
+
+    def __repr__(self) -> str:
+        state = "sealed" if self._sealed else "draft"
+        return f"Protocol({self.name!r}, {len(self._tests)} tests, {state})"
+
+
+def _check_unspent(reserved: ReservedSplit, ledger: Ledger) -> None:
+    """Raise ReservedSplitReusedError if the split is known to be spent."""
+    entry = ledger.entry(reserved.fingerprint)
+    if entry is not None:
+        from certify.protocol.ledger import _reuse_message
+
+        raise ReservedSplitReusedError(_reuse_message(reserved.fingerprint, entry))
+    earlier = ledger.overlap(reserved._row_keys())
+    if earlier is not None:
+        from certify.protocol.ledger import _overlap_message
+
+        raise ReservedSplitReusedError(_overlap_message(earlier))
+    if reserved.spent or reserved.fingerprint in _SPENT_IN_PROCESS:
+        raise ReservedSplitReusedError(
+            f"reserved split {reserved.fingerprint[:12]} was already evaluated in this process "
+            "(with another ledger). A reserved split can be evaluated once, ever."
+        )
+
+
+@final
+class SealedProtocol:
+    """A sealed protocol: its record is fixed; :meth:`evaluate` may run once.
+
+    Obtain one from :meth:`Protocol.seal` or, in another process, from :meth:`from_record`.
+    It cannot be pickled (a copy would be a second chance); ``copy.copy`` returns itself.
+
+    Attributes
+    ----------
+    record : PreregistrationRecord
+        The pre-registration record written at sealing.
+    tests : tuple of FixedTest
+        The registered tests.
+    ledger : Ledger
+        The ledger that recorded the seal.
+    """
+
+    __slots__ = ("_evaluated", "_reserved", "ledger", "record", "tests")
+
+    record: PreregistrationRecord
+    tests: tuple[RegisteredTest, ...]
+    ledger: Ledger
+    _reserved: ReservedSplit
+    _evaluated: bool
+
+    def __init__(self) -> None:
+        raise ProtocolError(
+            "a SealedProtocol comes from Protocol.seal(...) or SealedProtocol.from_record(...)."
+        )
+
+    @classmethod
+    def _create(
+        cls,
+        record: PreregistrationRecord,
+        tests: tuple[RegisteredTest, ...],
+        reserved: ReservedSplit,
+        ledger: Ledger,
+    ) -> SealedProtocol:
+        """Internal constructor."""
+        self = object.__new__(cls)
+        self.record = record
+        self.tests = tests
+        self.ledger = ledger
+        self._reserved = reserved
+        self._evaluated = False
+        return self
+
+    @classmethod
+    def from_record(
+        cls,
+        record: PreregistrationRecord | str,
+        table: EmbeddingTable,
+        ledger: Ledger,
+        *,
+        score_functions: Mapping[str, ScoreFunction] | None = None,
+    ) -> SealedProtocol:
+        """Rebuild a sealed protocol from its record, the full table and the sealing ledger.
+
+        Parameters
+        ----------
+        record : PreregistrationRecord or str
+            The record, or its JSON text (its hash is checked).
+        table : EmbeddingTable
+            The same table the split was made from; the split is rebuilt from the recorded
+            ``dev_fraction`` and ``seed`` and its fingerprints are checked.
+        ledger : Ledger
+            The ledger that recorded the seal.
+        score_functions : Mapping[str, callable], optional
+            Score functions for tests recorded as ``"function"``.
+
+        Returns
+        -------
+        SealedProtocol
+
+        Raises
+        ------
+        RecordError
+            If the record was edited, belongs to another table, or was not sealed in ``ledger``.
+        """
+        rec = (
+            record
+            if isinstance(record, PreregistrationRecord)
+            else PreregistrationRecord.from_json(record)
+        )
+        data = rec.content["data"]
+        if table.fingerprint != data["table_fingerprint"]:
+            raise RecordError(
+                f"this record belongs to another table (record {data['table_fingerprint'][:12]}, "
+                f"given {table.fingerprint[:12]}). Pass the table the protocol was sealed on."
+            )
+        split = table.split(data["dev_fraction"], data["seed"])
+        if (
+            split.reserved.fingerprint != data["reserved_fingerprint"]
+            or split.reserved.development_fingerprint != data["development_fingerprint"]
+        ):
+            raise RecordError(
+                "rebuilding the split from the record does not reproduce its fingerprints; the "
+                "table or the library's split changed."
+            )
+        if ledger.preregistration(rec.sha256) is None:
+            raise RecordError(
+                f"record {rec.sha256[:12]} was not sealed in the ledger {str(ledger.path)!r}. "
+                "Evaluate with the ledger that recorded the seal."
+            )
+        tests = tuple(
+            MMDTest.from_json(t) if t.get("kind") == "mmd" else FixedTest.from_json(t, score_functions)
+            for t in rec.content["tests"]
+        )
+        return cls._create(rec, tests, split.reserved, ledger)
+
+    @property
+    def reserved_fingerprint(self) -> str:
+        """Fingerprint of the reserved split this protocol evaluates."""
+        return self._reserved.fingerprint
+
+    def evaluate(self) -> CertificateFamily:
+        """Spend the reserved split and evaluate every fixed test on it, once.
+
+        Returns
+        -------
+        CertificateFamily
+            One certificate per registered test, holding simultaneously at the protocol's
+            confidence level.
+
+        Raises
+        ------
+        ReservedSplitReusedError
+            If this reserved split was evaluated before, by this or any protocol, in this or any
+            process using the same ledger. The message names who spent it and when.
+        LedgerError
+            If the ledger cannot be written; no reserved row has been read then.
+        RecordError
+            If ``record.content`` was changed after sealing; nothing is read or spent then.
+
+        Notes
+        -----
+        The split is marked spent in a committed ledger transaction before any row is read, so a
+        crash during evaluation leaves it spent. For each test, rows of ``pair.a`` give the
+        false-positive count and rows of ``pair.b`` the false-negative count; each rate gets a
+        one-sided Clopper-Pearson upper bound at ``alpha_per_rate`` and Eq. 16 turns the two
+        bounds into ``epsilon_lower``.
+        """
+        if self._evaluated:
+            raise ReservedSplitReusedError(
+                f"this sealed protocol ({self.record.protocol_name!r}) was already evaluated; a "
+                "reserved split can be evaluated once, ever."
+            )
+        if hashlib.sha256(_canonical(self.record.content).encode()).hexdigest() != self.record.sha256:
+            raise RecordError(
+                "the pre-registration record was changed after sealing (its SHA-256 no longer "
+                "matches its content); nothing was read from the reserved split."
+            )
+        _check_unspent(self._reserved, self.ledger)
+        name = self.record.protocol_name
+        self.ledger.spend(
+            self._reserved.fingerprint, self.record.sha256, name, self._reserved._row_keys()
+        )
+        self._evaluated = True
+        self._reserved._mark_spent()
+        _SPENT_IN_PROCESS.add(self._reserved.fingerprint)
+
+        proto = self.record.content["protocol"]
+        level = float(proto["confidence_level"])
+        delta = float(proto["delta"])
+        alpha = float(proto["alpha_per_rate"])
+        family_id = f"{name}-{self.record.sha256[:12]}"
+        certs: list[Certificate] = []
+        for test in self.tests:
+            rows_a = self._reserved._take(test.pair.a)
+            rows_b = self._reserved._take(test.pair.b)
+            if isinstance(test, MMDTest):
+                bound = mmd_lower_confidence_bound(rows_a, rows_b, test.bandwidth, 2.0 * alpha)
+                evidence = MMDEvidence(
+                    mmd_biased=bound.mmd_biased,
+                    slack=bound.slack,
+                    mmd_lower=bound.lower,
+                    bandwidth=test.bandwidth,
+                    n_class0=len(rows_a),
+                    n_class1=len(rows_b),
+                    alpha=2.0 * alpha,
+                )
+                certs.append(
+                    Certificate(
+                        method="mmd_reserved",
+                        test_name=test.name,
+                        pair=test.pair,
+                        delta=delta,
+                        epsilon_lower=evidence.epsilon_lower_at(delta),
+                        confidence_level=level,
+                        family_id=family_id,
+                        alpha_per_rate=alpha,
+                        evidence=evidence,
+                        protocol_fingerprint=self.record.sha256,
+                        data_fingerprint=self._reserved.fingerprint,
+                        assumptions=MMD_ASSUMPTIONS,
+                        equation="Eq. 14 and Sec. 4.3 (Gretton et al. 2012, Thm 7)",
+                        _issuer=ISSUER,
+                    )
+                )
+                continue
+            fp = int(test.predict(rows_a).sum())
+            fn = int((~test.predict(rows_b)).sum())
+            u_fpr = clopper_pearson_upper(fp, len(rows_a), alpha)
+            u_fnr = clopper_pearson_upper(fn, len(rows_b), alpha)
+            certs.append(
+                Certificate(
+                    method="roc_reserved",
+                    test_name=test.name,
+                    pair=test.pair,
+                    delta=delta,
+                    epsilon_lower=epsilon_lower_from_error_bounds(u_fpr, u_fnr, delta),
+                    confidence_level=level,
+                    family_id=family_id,
+                    alpha_per_rate=alpha,
+                    evidence=ErrorRateEvidence(
+                        false_positives=fp,
+                        n_class0=len(rows_a),
+                        false_negatives=fn,
+                        n_class1=len(rows_b),
+                        u_fpr=u_fpr,
+                        u_fnr=u_fnr,
+                    ),
+                    protocol_fingerprint=self.record.sha256,
+                    data_fingerprint=self._reserved.fingerprint,
+                    assumptions=CERTIFICATE_ASSUMPTIONS,
+                    _issuer=ISSUER,
+                )
+            )
+        family = CertificateFamily(
+            certificates=(*certs,),
+            confidence_level=level,
+            family_id=family_id,
+            sources=(self.record.sha256,),
+            protocol_name=name,
+            _issuer=ISSUER,
+        )
+        self.ledger.complete(self._reserved.fingerprint, _outcome_json(family))
+        return family
+
+    def __reduce__(self) -> tuple[object, ...]:
+        raise ProtocolError(
+            "a SealedProtocol cannot be pickled: a copy would be a second chance to evaluate. "
+            "Save sealed.record.to_json() and rebuild with SealedProtocol.from_record(...)."
+        )
+
+    def __copy__(self) -> SealedProtocol:
+        return self
+
+    def __deepcopy__(self, memo: object) -> SealedProtocol:
+        return self
+
+    def __repr__(self) -> str:
+        state = "evaluated" if self._evaluated else "sealed"
+        return f"SealedProtocol({self.record.protocol_name!r}, {len(self.tests)} tests, {state})"
+
+
+def _outcome_json(family: CertificateFamily) -> str:
+    """A compact JSON summary of an evaluation for the ledger."""
+    return json.dumps(
+        {
+            "confidence_level": family.confidence_level,
+            "certificates": [
+                {
+                    "pair": [c.pair.a, c.pair.b],
+                    "test": c.test_name,
+                    "method": c.method,
+                    "evidence": attrs.asdict(c.evidence),
+                    "epsilon_lower": c.epsilon_lower,
+                }
+                for c in family.certificates
+            ],
+        },
+        sort_keys=True,
+    )
