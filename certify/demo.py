@@ -91,7 +91,8 @@ def make_demo_table(path: Path, seed: int = 2026) -> dict[tuple[str, str], float
 
 def run_demo(out: Path, say: Callable[[str], None] = print) -> int:
     """Run the whole demo into ``out``; return the exit code (0)."""
-    from certify.cli import main as cli_main
+    from certify import commands
+    from certify.errors import ProtocolError
 
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -106,34 +107,21 @@ def run_demo(out: Path, say: Callable[[str], None] = print) -> int:
     exact = make_demo_table(table_path)
 
     print("\n== 1. inspect ==")
-    cli_main(["inspect", str(table_path), "--no-normalize", "--tests", "5"])
+    commands.inspect_table(
+        table_path=str(table_path), label_column="identity", no_normalize=True, dev_fraction=0.7,
+        tests=5, confidence_level=0.95, delta=0.0,
+    )
     print("\n== 2. pre-register on development rows ==")
-    code = cli_main(
-        [
-            "preregister",
-            str(protocol_path),
-            "--data",
-            str(table_path),
-            "--ledger",
-            str(ledger_path),
-            "--out",
-            str(record_path),
-        ]
+    code = commands.preregister_file(
+        protocol_path=str(protocol_path), data_path=str(table_path), ledger_path=str(ledger_path),
+        out_path=str(record_path),
     )
     if code != 0:
         return code
     print("\n== 3. evaluate once on reserved rows ==")
-    code = cli_main(
-        [
-            "evaluate",
-            str(record_path),
-            "--data",
-            str(table_path),
-            "--ledger",
-            str(ledger_path),
-            "--out",
-            str(out / "evaluation"),
-        ]
+    code = commands.evaluate_record(
+        record_path=str(record_path), data_path=str(table_path), ledger_path=str(ledger_path),
+        out=str(out / "evaluation"), claim_epsilon=None, claim_delta=None,
     )
     if code != 0:
         return code
@@ -150,32 +138,22 @@ def run_demo(out: Path, say: Callable[[str], None] = print) -> int:
             f"exact epsilon = {ref:.3f} [known reference] -> {verdict}"
         )
     print("\n== 4. a second evaluation of the same reserved rows is refused ==")
-    code = cli_main(
-        [
-            "evaluate",
-            str(record_path),
-            "--data",
-            str(table_path),
-            "--ledger",
-            str(ledger_path),
-            "--out",
-            str(out / "evaluation-again"),
-        ]
-    )
-    print(f"(exit code {code}: refused by the protocol)")
+    try:
+        commands.evaluate_record(
+            record_path=str(record_path), data_path=str(table_path), ledger_path=str(ledger_path),
+            out=str(out / "evaluation-again"), claim_epsilon=None, claim_delta=None,
+        )
+    except ProtocolError as exc:
+        print(f"certify: refused: {exc}")
+        print("(refused by the protocol; the command line exits with code 3)")
+    else:  # pragma: no cover - the ledger always refuses a second evaluation
+        print("SECOND EVALUATION WAS NOT REFUSED")
+        return 1
     print("\n== 5. descriptive routes (no certificates) ==")
-    cli_main(
-        [
-            "describe",
-            str(table_path),
-            "--no-normalize",
-            "--pairs",
-            "20",
-            "--permutations",
-            "999",
-            "--out",
-            str(out / "describe"),
-        ]
+    commands.describe_table(
+        table_path=str(table_path), label_column="identity", no_normalize=True, n_pairs=20, seed=0,
+        methods="gauss_mech,kde_lr,mmd_tv,roc_oof,mmd_permutation", permutations=999,
+        out=str(out / "describe"),
     )
     print("\n== 6. a small known-epsilon benchmark ==")
     from certify.benchmark.demo import run_small_benchmark

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import final
 
-import attrs
 import numpy as np
 from numpy.typing import NDArray
 
 from certify._core import FrozenMap, Pair
 from certify.data._rows import _fingerprint
-from certify.data.table import EmbeddingTable
 from certify.errors import DataError, ParameterError, ProtocolError
 
-__all__ = ["DevTestSplit", "ReservedSplit", "sample_pairs", "split_table"]
+__all__ = ["ReservedSplit", "sample_pairs"]
 
 
 @final
@@ -178,86 +175,6 @@ class ReservedSplit:
             f"ReservedSplit({len(self.counts)} identities, {n} rows, fingerprint "
             f"{self.fingerprint[:12]}{', spent' if self.spent else ''})"
         )
-
-
-@final
-@attrs.frozen
-class DevTestSplit:
-    """The result of :meth:`EmbeddingTable.split`.
-
-    Attributes
-    ----------
-    development : EmbeddingTable
-        Rows for every choice: pairs, classifiers, orientations, thresholds.
-    reserved : ReservedSplit
-        Rows evaluated once by a sealed protocol.
-    dev_fraction : float
-        The development fraction used.
-    seed : int
-        The seed used.
-    table_fingerprint : str
-        Fingerprint of the source table.
-    """
-
-    development: EmbeddingTable
-    reserved: ReservedSplit
-    dev_fraction: float
-    seed: int
-    table_fingerprint: str
-
-
-def split_table(table: EmbeddingTable, dev_fraction: float, seed: int) -> DevTestSplit:
-    """Split every identity's rows of ``table``; the body of :meth:`EmbeddingTable.split`."""
-    if (
-        isinstance(dev_fraction, bool)
-        or not isinstance(dev_fraction, numbers.Real)
-        or not 0.0 < dev_fraction < 1.0
-    ):
-        raise ParameterError(
-            f"dev_fraction must be a number in (0, 1), e.g. 0.7; got {dev_fraction!r}."
-        )
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
-    rng = np.random.default_rng(int(seed))
-    repeated = table._repeated_rows()
-    shared: dict[str, NDArray[np.bool_]] = {}
-    dev: dict[str, NDArray[np.float64]] = {}
-    test: dict[str, NDArray[np.float64]] = {}
-    short: list[str] = []
-    for name in table.identities:
-        rows = table._rows[name]
-        n = rows.shape[0]
-        n_dev = math.floor(float(dev_fraction) * n)
-        perm = rng.permutation(n)
-        if n_dev < 1 or n_dev > n - 1:
-            short.append(f"{name} ({n} rows)")
-            continue
-        reserved_at = np.sort(perm[n_dev:])
-        dev[name] = rows[np.sort(perm[:n_dev])]  # fresh arrays, handed over without a copy
-        test[name] = rows[reserved_at]
-        shared[name] = repeated[name][reserved_at]
-    if short:
-        raise DataError(
-            f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
-            f"get an empty development or reserved part, e.g. {', '.join(short[:5])}. "
-            "Drop them with table.subset(...) or change dev_fraction."
-        )
-    development = EmbeddingTable._owning(dev, table.cleaning)
-    reserved = ReservedSplit._create(
-        test,
-        development_fingerprint=development.fingerprint,
-        table_fingerprint=table.fingerprint,
-        dev_fraction=float(dev_fraction),
-        seed=int(seed),
-        repeated=shared,
-    )
-    return DevTestSplit(
-        development=development,
-        reserved=reserved,
-        dev_fraction=float(dev_fraction),
-        seed=int(seed),
-        table_fingerprint=table.fingerprint,
-    )
 
 
 def sample_pairs(identities: Sequence[str], count: int, seed: int) -> list[Pair]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, final
+from typing import Final, final
 
 import attrs
 import numpy as np
@@ -22,12 +23,10 @@ from certify.data._rows import (
     _repeat_flags,
     _squared_norms,
 )
-from certify.errors import DataError
+from certify.data.splits import ReservedSplit
+from certify.errors import DataError, ParameterError
 
-if TYPE_CHECKING:
-    from certify.data.splits import DevTestSplit
-
-__all__ = ["NORM_FLOOR", "CleaningReport", "DroppedRow", "EmbeddingTable"]
+__all__ = ["NORM_FLOOR", "CleaningReport", "DevTestSplit", "DroppedRow", "EmbeddingTable"]
 
 _MISSING: Final = frozenset({"", "na", "nan", "null", "none"})
 
@@ -518,9 +517,82 @@ class EmbeddingTable:
         DataError
             If some identity would get no development row or no reserved row.
         """
-        from certify.data.splits import split_table
+        if (
+            isinstance(dev_fraction, bool)
+            or not isinstance(dev_fraction, numbers.Real)
+            or not 0.0 < dev_fraction < 1.0
+        ):
+            raise ParameterError(
+                f"dev_fraction must be a number in (0, 1), e.g. 0.7; got {dev_fraction!r}."
+            )
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
+        rng = np.random.default_rng(int(seed))
+        repeated = self._repeated_rows()
+        shared: dict[str, NDArray[np.bool_]] = {}
+        dev: dict[str, NDArray[np.float64]] = {}
+        test: dict[str, NDArray[np.float64]] = {}
+        short: list[str] = []
+        for name in self.identities:
+            rows = self._rows[name]
+            n = rows.shape[0]
+            n_dev = math.floor(float(dev_fraction) * n)
+            perm = rng.permutation(n)
+            if n_dev < 1 or n_dev > n - 1:
+                short.append(f"{name} ({n} rows)")
+                continue
+            reserved_at = np.sort(perm[n_dev:])
+            dev[name] = rows[np.sort(perm[:n_dev])]  # fresh arrays, handed over without a copy
+            test[name] = rows[reserved_at]
+            shared[name] = repeated[name][reserved_at]
+        if short:
+            raise DataError(
+                f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
+                f"get an empty development or reserved part, e.g. {', '.join(short[:5])}. "
+                "Drop them with table.subset(...) or change dev_fraction."
+            )
+        development = EmbeddingTable._owning(dev, self.cleaning)
+        reserved = ReservedSplit._create(
+            test,
+            development_fingerprint=development.fingerprint,
+            table_fingerprint=self.fingerprint,
+            dev_fraction=float(dev_fraction),
+            seed=int(seed),
+            repeated=shared,
+        )
+        return DevTestSplit(
+            development=development,
+            reserved=reserved,
+            dev_fraction=float(dev_fraction),
+            seed=int(seed),
+            table_fingerprint=self.fingerprint,
+        )
 
-        return split_table(self, dev_fraction, seed)
+
+@final
+@attrs.frozen
+class DevTestSplit:
+    """The result of :meth:`EmbeddingTable.split`.
+
+    Attributes
+    ----------
+    development : EmbeddingTable
+        Rows for every choice: pairs, classifiers, orientations, thresholds.
+    reserved : ReservedSplit
+        Rows evaluated once by a sealed protocol.
+    dev_fraction : float
+        The development fraction used.
+    seed : int
+        The seed used.
+    table_fingerprint : str
+        Fingerprint of the source table.
+    """
+
+    development: EmbeddingTable
+    reserved: ReservedSplit
+    dev_fraction: float
+    seed: int
+    table_fingerprint: str
 
 
 def _duplicates(
