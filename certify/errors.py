@@ -15,6 +15,7 @@ __all__ = [
     "EstimatorError",
     "ImmutableResultError",
     "LedgerError",
+    "MechanismError",
     "ParameterError",
     "ProtocolError",
     "ProtocolSealedError",
@@ -70,3 +71,11 @@ class RecordError(ValueError, CertifyError):
 
 class LedgerError(RuntimeError, CertifyError):
     """The ledger file is unreadable, corrupted, not a ledger, or cannot be written."""
+
+
+class MechanismError(ValueError, CertifyError):
+    """A mechanism under audit raised, or returned outputs that cannot be audited.
+
+    The message names the mechanism, the input and the problem (an exception, NaN, a wrong
+    shape, a different number of outputs than requested, non-numeric values).
+    """

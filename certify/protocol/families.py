@@ -20,12 +20,11 @@ from typing import Any, Final, Literal, TypeAlias, final
 import attrs
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import betaln, gammaln
-from scipy.stats import beta as beta_dist
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from certify._core import Pair
 from certify.errors import DataError, ParameterError
+from certify.protocol.criterion import _check_plan, expected_bound, max_bound_cut
 
 __all__ = [
     "CERTIFY_CANDIDATES",
@@ -292,173 +291,6 @@ def candidate_estimator(
     if name == "median_centroid":
         return MedianCentroid()
     raise ParameterError(f"name must be one of {FAMILY_NAMES!r}; got {name!r}.")
-
-
-# -- the expected-bound criterion ----------------------------------------------------------------
-
-
-def _upper_table(n: int, alpha: float) -> NDArray[np.float64]:
-    """One-sided Clopper-Pearson upper bounds for k = 0..n errors among n."""
-    k = np.arange(n + 1, dtype=np.float64)
-    out = np.ones(n + 1, dtype=np.float64)
-    out[:-1] = beta_dist.ppf(1.0 - alpha, k[:-1] + 1.0, n - k[:-1])
-    out[0] = 1.0 - alpha ** (1.0 / n)
-    return out
-
-
-def _bound_matrix(n0: int, n1: int, alpha: float, delta: float) -> NDArray[np.float64]:
-    """Eq. 16 for every pair of reserved error counts (rows: false positives)."""
-    u0 = _upper_table(n0, alpha)[:, None]
-    u1 = _upper_table(n1, alpha)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where((1.0 - delta - u1 > 0) & (u0 > 0), np.log((1.0 - delta - u1) / u0), 0.0)
-        b = np.where((1.0 - delta - u0 > 0) & (u1 > 0), np.log((1.0 - delta - u0) / u1), 0.0)
-    out: NDArray[np.float64] = np.maximum(0.0, np.maximum(a, b))
-    return out
-
-
-def _predictive(errors: NDArray[np.float64], m: int, n: int) -> NDArray[np.float64]:
-    """Beta-binomial pmf of n future errors given dev errors (Jeffreys prior); rows per cut."""
-    a = errors[:, None] + 0.5
-    b = (m - errors)[:, None] + 0.5
-    k = np.arange(n + 1, dtype=np.float64)[None, :]
-    log_choose = gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
-    out: NDArray[np.float64] = np.exp(log_choose + betaln(k + a, n - k + b) - betaln(a, b))
-    return out
-
-
-def _check_plan(n0: object, n1: object, alpha: object, delta: object) -> None:
-    """Raise ParameterError on an invalid planned reserved size, alpha or delta."""
-    for label, value in (("reserved n of class 0", n0), ("reserved n of class 1", n1)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ParameterError(f"{label} must be an integer >= 1; got {value!r}.")
-    if not (isinstance(alpha, float | int) and 0.0 < alpha < 1.0):
-        raise ParameterError(
-            f"alpha_per_rate must be a number in (0, 1); got {alpha!r}. Use "
-            "certify.plan.alpha_per_rate(n_tests, confidence_level)."
-        )
-    if not (isinstance(delta, float | int) and 0.0 <= delta < 1.0):
-        raise ParameterError(f"delta must be a number in [0, 1); got {delta!r}.")
-
-
-def expected_bound(
-    dev_errors_0: NDArray[np.float64] | float,
-    dev_n_0: int,
-    dev_errors_1: NDArray[np.float64] | float,
-    dev_n_1: int,
-    n_class0: int,
-    n_class1: int,
-    alpha_per_rate: float,
-    delta: float = 0.0,
-) -> NDArray[np.float64]:
-    """Expected certified bound (Eq. 16) on the reserved rows, predicted from development errors.
-
-    Parameters
-    ----------
-    dev_errors_0, dev_errors_1 : array_like
-        Development (out-of-fold) false positives among ``dev_n_0`` class-0 rows and false
-        negatives among ``dev_n_1`` class-1 rows, one entry per candidate threshold.
-    dev_n_0, dev_n_1 : int
-        Development rows per class.
-    n_class0, n_class1 : int
-        Planned reserved rows per class.
-    alpha_per_rate : float
-        Bonferroni level of each one-sided Clopper-Pearson bound.
-    delta : float, default 0.0
-        Delta of the certified statement.
-
-    Returns
-    -------
-    numpy.ndarray
-        One expected bound per candidate threshold.
-
-    Raises
-    ------
-    ParameterError
-        On invalid sizes, ``alpha_per_rate`` or ``delta``.
-
-    Notes
-    -----
-    Each true error rate gets the Jeffreys posterior ``Beta(e + 1/2, m - e + 1/2)`` from its
-    development count ``e`` of ``m``; the reserved count then follows the beta-binomial
-    predictive law, and the bound of Eq. 16 is averaged over both (independent) counts. A
-    plug-in rate of zero would predict a reserved error count of zero for sure; the posterior
-    keeps the chance of errors that a few development rows cannot exclude. The criterion only
-    ranks choices made on development data: any threshold fixed before evaluation gives a valid
-    certificate, so it affects power, never validity.
-
-    Examples
-    --------
-    >>> e = expected_bound(np.array([0.0, 5.0]), 50, np.array([0.0, 5.0]), 50, 50, 50, 0.000625)
-    >>> bool(e[0] > e[1] > 0)
-    True
-    """
-    _check_plan(n_class0, n_class1, alpha_per_rate, delta)
-    e0 = np.atleast_1d(np.asarray(dev_errors_0, dtype=np.float64))
-    e1 = np.atleast_1d(np.asarray(dev_errors_1, dtype=np.float64))
-    if e0.shape != e1.shape:
-        raise ParameterError(
-            f"dev_errors_0 and dev_errors_1 must have one shape; got {e0.shape} and {e1.shape}."
-        )
-    if np.any(e0 < 0) or np.any(e0 > dev_n_0) or np.any(e1 < 0) or np.any(e1 > dev_n_1):
-        raise ParameterError("development errors must lie between 0 and the development rows.")
-    m = _bound_matrix(int(n_class0), int(n_class1), float(alpha_per_rate), float(delta))
-    p0 = _predictive(e0, dev_n_0, int(n_class0))
-    p1 = _predictive(e1, dev_n_1, int(n_class1))
-    out: NDArray[np.float64] = np.einsum("ci,ij,cj->c", p0, m, p1)
-    return out
-
-
-def max_bound_cut(
-    scores_0: NDArray[np.float64],
-    scores_1: NDArray[np.float64],
-    n_class0: int,
-    n_class1: int,
-    alpha_per_rate: float,
-    delta: float = 0.0,
-) -> tuple[float, float]:
-    """The cut on oriented scores that maximizes :func:`expected_bound`, and that maximum.
-
-    Parameters
-    ----------
-    scores_0, scores_1 : numpy.ndarray
-        Oriented development scores (larger means class 1) of class 0 and class 1.
-    n_class0, n_class1, alpha_per_rate, delta
-        As in :func:`expected_bound`.
-
-    Returns
-    -------
-    (float, float)
-        The cut (predict class 1 when the oriented score is ``>=`` it; the midpoint to the next
-        lower score) and its expected bound. When no cut has a positive expected bound, the
-        Youden cut (maximal TPR - FPR) is returned with expected bound 0.
-
-    Raises
-    ------
-    DataError
-        If a class has no scores.
-
-    Examples
-    --------
-    >>> cut, e = max_bound_cut(np.array([0.0, 1.0, 2.0]), np.array([3.0, 4.0, 5.0]), 30, 30, 0.01)
-    >>> cut, round(e, 3) > 0
-    (2.5, True)
-    """
-    s0 = np.asarray(scores_0, dtype=np.float64).reshape(-1)
-    s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
-    if s0.size == 0 or s1.size == 0:
-        raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    cuts = np.unique(np.concatenate([s0, s1]))
-    fp = s0.size - np.searchsorted(np.sort(s0), cuts, side="left")
-    fn = np.searchsorted(np.sort(s1), cuts, side="left")
-    value = expected_bound(fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size,
-                           n_class0, n_class1, alpha_per_rate, delta)
-    if float(value.max()) > 0.0:
-        best = int(np.argmax(value))
-    else:
-        best = int(np.argmax((1.0 - fn / s1.size) - fp / s0.size))
-    lower = cuts[best - 1] if best > 0 else cuts[best] - 1.0
-    return float(0.5 * (cuts[best] + lower)), float(max(value[best], 0.0))
 
 
 def _as_name(name: object) -> FamilyName:
