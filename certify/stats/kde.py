@@ -8,19 +8,20 @@ a diagnostic, not a DP bound for the joint vector.
 
 The densities are computed exactly (to rounding) by a compiled kernel that exploits the uniform
 grid: along the grid each sample's Gaussian kernel value obeys a two-multiplication recurrence,
-started from the sample's nearest grid point so every factor is <= 1. The kernel is compiled with
-numba on first use (a few seconds, once per process). Floating-point reassociation is allowed
-only in the inner sum of non-negative kernel values (so it vectorizes); its rounding-error bound
-does not depend on the summation order. Results do not depend on the number of threads.
+started from the sample's nearest grid point so every factor is <= 1. The kernel
+(:mod:`certify.stats._kde_kernel`) is compiled with numba on first use, a few seconds, and kept
+in numba's on-disk cache so that later processes load it instead. Floating-point reassociation
+is allowed only in the inner sum of non-negative kernel values (so it vectorizes); its
+rounding-error bound does not depend on the summation order. Results do not depend on the
+number of threads.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any, Final, no_type_check
+from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,18 +40,8 @@ __all__ = [
 SILVERMAN_FACTOR: Final[float] = 0.9
 IQR_TO_SD: Final[float] = 1.34
 GRID_MARGIN_BANDWIDTHS: Final[float] = 3.0
-# Kernel values below this bound (relative to the smallest mixed density, see _cutoff) are
-# skipped; the skipped mass changes every floored density by at most this relative amount.
-_SKIP_RELATIVE: Final[float] = 1e-15
-# Never follow a kernel below this value (avoids slow subnormal arithmetic).
-_SMALLEST_KERNEL: Final[float] = 1e-300
 # Pairs scored per compiled call in kde_lr_pairs (bounds the memory of the packed samples).
 _PAIRS_PER_CHUNK: Final[int] = 256
-
-_kernel_lock = threading.Lock()
-_kernel: Callable[..., NDArray[np.float64]] | None = None
-
-
 
 
 def _check_bandwidth(h: ArrayLike, d: int, name: str) -> NDArray[np.float64]:
@@ -210,179 +201,6 @@ def identity_bandwidths(rows: Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
     return [_silverman(_as_rows_checked(x, f"rows[{i}]"), f"rows[{i}]") for i, x in enumerate(rows)]
 
 
-def _build_kernel() -> Callable[..., NDArray[np.float64]]:
-    """Compile (lazily, once) the numba kernel scoring many (pair, coordinate) cells."""
-    import numba
-    from numba import njit, prange
-
-    sqrt_2pi = math.sqrt(2.0 * math.pi)
-    skip_relative = _SKIP_RELATIVE
-    smallest = _SMALLEST_KERNEL
-
-    # Only reassociation is allowed, and only here: it lets LLVM vectorize the sum of the
-    # (positive) kernel values, whose rounding error bound does not depend on the order.
-    @njit(cache=False, fastmath={"reassoc"}, nogil=True)
-    @no_type_check  # compiled code: keep run-time type checkers out of it
-    def sweep_sum(k_val: Any, ratio: Any, lo_i: int, hi_i: int, q: float) -> float:
-        """Sum k_val[lo_i:hi_i], then advance each kernel value one grid step."""
-        k_win = k_val[lo_i:hi_i]
-        r_win = ratio[lo_i:hi_i]
-        total = 0.0
-        for i in range(k_win.shape[0]):  # a zero-based loop, so no wraparound checks
-            total += k_win[i]
-            k_win[i] *= r_win[i]
-            r_win[i] *= q
-        return total
-
-    @njit(cache=False, fastmath=False, nogil=True)
-    @no_type_check  # compiled code: keep run-time type checkers out of it
-    def kernel_sums(
-        x: Any,
-        h: float,
-        lo: float,
-        step: float,
-        g: int,
-        cut: float,
-        out: Any,
-        start: Any,
-        shift: Any,
-        k_val: Any,
-        ratio: Any,
-    ) -> None:
-        """out[k] = sum_i exp(-(lo + k step - x_i)^2 / (2 h^2)) for sorted x, skipping < cut."""
-        n = x.shape[0]
-        c = step / h
-        half_c2 = 0.5 * c * c
-        q = math.exp(-c * c)
-        q_half = math.exp(-half_c2)
-        # exp(t c) with |t c| <= c^2 / 2 is safe to invert while c^2 / 2 is far from overflow.
-        cheap = half_c2 < 300.0
-        for i in range(n):
-            m = math.floor((x[i] - lo) / step + 0.5)
-            m = min(max(m, 0), g - 1)
-            start[i] = m
-            shift[i] = (lo + m * step - x[i]) / h
-        for k in range(g):
-            out[k] = 0.0
-        # Rightward: sample i contributes at grid points k >= start[i]; at its nearest point
-        # t = shift >= -c/2, so the step factor exp(-t c - c^2/2) <= 1 and then shrinks by q.
-        first = 0
-        last = 0
-        for k in range(g):
-            while last < n and start[last] <= k:
-                t = shift[last]
-                k_val[last] = math.exp(-0.5 * t * t)
-                if cheap:
-                    ratio[last] = q_half / math.exp(t * c)
-                else:
-                    ratio[last] = math.exp(-t * c - half_c2)
-                last += 1
-            while first < last and k_val[first] < cut:
-                first += 1
-            if first < last:
-                out[k] += sweep_sum(k_val, ratio, first, last, q)
-        # Leftward: sample i contributes at grid points k < start[i], starting at
-        # u = t - c <= -c/2, with step factor exp(u c - c^2/2) <= 1, then shrinking by q.
-        first = n
-        last = n
-        for k in range(g - 1, -1, -1):
-            while first > 0 and start[first - 1] > k:
-                first -= 1
-                t = shift[first]
-                if cheap:
-                    e = math.exp(t * c) * q_half
-                    k_val[first] = math.exp(-0.5 * t * t) * e
-                    ratio[first] = e * q
-                else:
-                    u = t - c
-                    k_val[first] = math.exp(-0.5 * u * u)
-                    ratio[first] = math.exp(u * c - half_c2)
-            while last > first and k_val[last - 1] < cut:
-                last -= 1
-            if first < last:
-                out[k] += sweep_sum(k_val, ratio, first, last, q)
-
-    @njit(cache=False, parallel=True, fastmath=False)
-    @no_type_check  # compiled code: keep run-time type checkers out of it
-    def score_cells(
-        xs: Any,
-        offsets: Any,
-        bw: Any,
-        pair_a: Any,
-        pair_b: Any,
-        alpha: float,
-        g: int,
-        floor: float,
-        margin: float,
-    ) -> Any:
-        """Per-coordinate KDE-LR scores for every (pair, coordinate) cell."""
-        d = xs.shape[0]
-        n_pairs = pair_a.shape[0]
-        n_cells = n_pairs * d
-        out = np.empty((n_pairs, d))
-        n_max = 0
-        for i in range(offsets.shape[0] - 1):
-            n_max = max(n_max, offsets[i + 1] - offsets[i])
-        n_blocks = min(n_cells, 64 * numba.get_num_threads())
-        for blk in prange(n_blocks):
-            dens_a = np.empty(g)
-            dens_b = np.empty(g)
-            start = np.empty(n_max, dtype=np.int64)
-            shift = np.empty(n_max)
-            k_val = np.empty(n_max)
-            ratio = np.empty(n_max)
-            for cell in range(blk * n_cells // n_blocks, (blk + 1) * n_cells // n_blocks):
-                p = cell // d
-                j = cell - p * d
-                ia = pair_a[p]
-                ib = pair_b[p]
-                xa = xs[j, offsets[ia] : offsets[ia + 1]]
-                xb = xs[j, offsets[ib] : offsets[ib + 1]]
-                ha = bw[ia, j]
-                hb = bw[ib, j]
-                h_max = max(ha, hb)
-                lo = min(xa[0], xb[0]) - margin * h_max
-                hi = max(xa[xa.shape[0] - 1], xb[xb.shape[0] - 1]) + margin * h_max
-                width = hi - lo
-                step = width / (g - 1)
-                uniform = alpha / width
-                smallest_density = max(floor, uniform)
-                if alpha < 1.0:
-                    scale = skip_relative * sqrt_2pi * smallest_density / (1.0 - alpha)
-                    cut_a = max(smallest, scale * ha)
-                    cut_b = max(smallest, scale * hb)
-                else:
-                    cut_a = np.inf
-                    cut_b = np.inf
-                kernel_sums(xa, ha, lo, step, g, cut_a, dens_a, start, shift, k_val, ratio)
-                kernel_sums(xb, hb, lo, step, g, cut_b, dens_b, start, shift, k_val, ratio)
-                norm_a = (1.0 - alpha) / (xa.shape[0] * ha * sqrt_2pi)
-                norm_b = (1.0 - alpha) / (xb.shape[0] * hb * sqrt_2pi)
-                # max_k |log(pa_k / pb_k)| = max(log(max_k ratio), -log(min_k ratio)).
-                top = 1.0
-                bottom = 1.0
-                for k in range(g):
-                    pa = max(norm_a * dens_a[k] + uniform, floor)
-                    pb = max(norm_b * dens_b[k] + uniform, floor)
-                    r = pa / pb
-                    top = max(top, r)
-                    bottom = min(bottom, r)
-                out[p, j] = max(math.log(top), -math.log(bottom))
-        return out
-
-    kernel: Callable[..., NDArray[np.float64]] = score_cells
-    return kernel
-
-
-def _get_kernel() -> Callable[..., NDArray[np.float64]]:
-    """The compiled kernel, built on first use."""
-    global _kernel
-    with _kernel_lock:
-        if _kernel is None:
-            _kernel = _build_kernel()
-        return _kernel
-
-
 def _score(
     sorted_t: Sequence[NDArray[np.float64]],
     bws: Sequence[NDArray[np.float64]],
@@ -397,8 +215,11 @@ def _score(
     np.cumsum(sizes, out=offsets[1:])
     xs = np.ascontiguousarray(np.concatenate(sorted_t, axis=1))
     bw = np.ascontiguousarray(np.stack(bws))
-    kernel = _get_kernel()
-    out: NDArray[np.float64] = kernel(
+    import numba
+
+    from certify.stats._kde_kernel import score_cells
+
+    out: NDArray[np.float64] = score_cells(
         xs,
         offsets,
         bw,
@@ -408,6 +229,7 @@ def _score(
         grid_points,
         floor,
         GRID_MARGIN_BANDWIDTHS,
+        numba.get_num_threads(),
     )
     return out
 

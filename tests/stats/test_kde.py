@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -247,3 +248,45 @@ def test_null_matches_paper_table4(n: int, paper: float) -> None:
         rows = _null_rows(np.random.default_rng([7, n, noise == "laplace"]), noise, n, 512, 80)
         medians.append(float(np.median(kde.kde_lr_pairs(rows, pairs, alpha=0.01))))
     assert np.mean(medians) == pytest.approx(paper, rel=0.015)
+
+
+_CACHE_PROBE = """
+import json, numpy as np
+from certify.stats import _kde_kernel, kde
+rng = np.random.default_rng(0)
+score = kde.kde_lr_score(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)))
+stats = _kde_kernel.score_cells.stats
+print(json.dumps({"score": score, "hits": sum(stats.cache_hits.values()),
+                  "misses": sum(stats.cache_misses.values()), "path": stats.cache_path}))
+"""
+
+
+@pytest.mark.slow
+def test_compiled_kernel_is_reused_by_a_later_process(tmp_path: Path) -> None:
+    """A second process loads the kernel from the on-disk cache instead of compiling, same score."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [
+        json.loads(subprocess.run([sys.executable, "-c", _CACHE_PROBE], env=env, check=True,
+                                  capture_output=True, text=True).stdout)
+        for _ in range(2)
+    ]
+    assert runs[0]["misses"] == 1 and runs[0]["hits"] == 0
+    assert runs[1]["hits"] == 1 and runs[1]["misses"] == 0
+    assert runs[0]["score"] == runs[1]["score"]
+    assert runs[1]["path"].startswith(str(tmp_path)) and list(tmp_path.rglob("*.nbi"))
+
+
+def test_kernel_compiles_without_cache_when_no_folder_is_found() -> None:
+    """A function numba cannot place in any cache folder still compiles, uncached."""
+    from certify.stats import _kde_kernel
+
+    namespace: dict[str, object] = {}
+    exec(compile("def plus_one(x):\n    return x + 1\n", "<no-such-file>", "exec"), namespace)
+    compiled = _kde_kernel._jit()(namespace["plus_one"])  # type: ignore[type-var]
+    assert compiled(41) == 42
+    assert "plus_one" not in _kde_kernel.CACHED
+    assert {"score_cells", "_kernel_sums", "_sweep_sum"} <= set(_kde_kernel.CACHED)
