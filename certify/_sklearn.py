@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import threading
 import warnings
-from collections.abc import Callable, Iterable
-from typing import Any, Final, Literal, Protocol, TypeAlias, cast, runtime_checkable
+from collections.abc import Iterable
+from typing import Any, Final, Literal, Protocol, cast, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -133,160 +134,60 @@ def fit_logistic_l2(
     """Binary L2 logistic regression by L-BFGS-B, as scikit-learn's ``lbfgs`` solver runs it.
 
     Minimizes ``mean_i [log(1 + exp(z_i)) - y_i z_i] + ||w||^2 / (2 C n)`` with ``z = X w + b``
-    (intercept not penalized) from ``w = 0, b = 0`` with the options scikit-learn passes to
-    ``scipy.optimize.minimize`` (``gtol = tol``, ``ftol = 64 eps``, ``maxls = 50``), so it takes
+    (intercept not penalized) from ``w = 0, b = 0`` through ``scipy.optimize.minimize`` with the
+    options scikit-learn passes (``gtol = tol``, ``ftol = 64 eps``, ``maxls = 50``), so it takes
     the same iterations to the same optimum (coefficients agree to ~1e-15 relative; tested)
-    without the per-call input validation, which dominates the cost at audit sizes.
+    without scikit-learn's per-call input validation, which dominates the cost at audit sizes.
 
     Returns
     -------
     (coef, intercept, n_iter)
     """
+    from scipy.optimize import minimize
     from scipy.special import expit, log_expit
 
     n, d = X.shape
     sign = 2.0 * y.astype(np.float64) - 1.0
     target = y.astype(np.float64)
     l2 = 1.0 / (C * n)
+    XT = X.T
+    z = np.empty(n)
+    t = np.empty(n)
 
     def loss_grad(wb: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        # The arithmetic of ``z = X w + b; loss = -sum(log_expit(sign z)) / n + l2 w.w / 2;
+        # g = (expit(z) - y) / n; grad = [X^T g + l2 w, sum g]``, written into buffers.
         w = wb[:d]
-        z = X @ w + wb[d]
-        loss = -float(log_expit(sign * z).sum()) / n + 0.5 * l2 * float(w @ w)
-        g = (expit(z) - target) / n
+        np.matmul(X, w, out=z)
+        np.add(z, wb[d], out=z)
+        np.multiply(sign, z, out=t)
+        loss = -float(log_expit(t, out=t).sum()) / n + 0.5 * l2 * float(w @ w)
+        g = expit(z, out=t)
+        g -= target
+        g /= n
         grad = np.empty(d + 1)
-        grad[:d] = X.T @ g + l2 * w
+        np.matmul(XT, g, out=grad[:d])
+        grad[:d] += l2 * w
         grad[d] = g.sum()
         return loss, grad
 
-    ftol = 64 * np.finfo(float).eps
-    x, nit, converged, message = _lbfgsb(loss_grad, np.zeros(d + 1), max_iter, tol, ftol, 50)
-    if not converged:
+    res = minimize(
+        loss_grad, np.zeros(d + 1), method="L-BFGS-B", jac=True,
+        options={"maxiter": max_iter, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps,
+                 "maxcor": 10, "maxfun": 15_000},
+    )
+    x = np.asarray(res.x, dtype=np.float64)
+    nit = int(res.nit)
+    if int(res.status) != 0:
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(
-            f"lbfgs failed to converge after {nit} iterations ({message}). "
+            f"lbfgs failed to converge after {nit} iterations ({res.message}). "
             "Increase max_iter or scale the data.",
             ConvergenceWarning,
             stacklevel=3,
         )
     return x[:d].copy(), float(x[d]), nit
-
-
-_Objective: TypeAlias = Callable[[NDArray[np.float64]], tuple[float, NDArray[np.float64]]]
-_LbfgsbResult: TypeAlias = tuple[NDArray[np.float64], int, bool, str]
-"""``(x, iterations, converged, message)``."""
-_LBFGSB_MAXCOR: Final = 10
-_LBFGSB_MAXFUN: Final = 15_000
-_direct_lbfgsb_ok: bool | None = None
-"""Whether the direct L-BFGS-B loop matched ``scipy.optimize.minimize`` in this process."""
-
-
-def _lbfgsb(
-    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
-) -> _LbfgsbResult:
-    """Unbounded L-BFGS-B as ``scipy.optimize.minimize(method="L-BFGS-B", jac=True)`` runs it.
-
-    Returns ``(x, iterations, converged, message)``. The loop drives scipy's own ``setulb``
-    routine exactly as ``minimize`` does, without the per-evaluation bookkeeping of its
-    function wrapper; on first use in a process it is checked against ``minimize`` on a small
-    problem, and any mismatch or interface change falls back to ``minimize`` for good.
-    """
-    global _direct_lbfgsb_ok
-    if _direct_lbfgsb_ok is None:
-        _direct_lbfgsb_ok = _check_direct_lbfgsb()
-    if _direct_lbfgsb_ok:
-        try:
-            return _lbfgsb_direct(fun, x0, maxiter, gtol, ftol, maxls)
-        except (TypeError, ValueError, AttributeError, ImportError):  # pragma: no cover - other scipy
-            _direct_lbfgsb_ok = False
-    return _lbfgsb_scipy(fun, x0, maxiter, gtol, ftol, maxls)
-
-
-def _lbfgsb_scipy(
-    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
-) -> _LbfgsbResult:
-    """The reference path: ``scipy.optimize.minimize``."""
-    from scipy.optimize import minimize
-
-    res = minimize(
-        fun, x0, method="L-BFGS-B", jac=True,
-        options={"maxiter": maxiter, "maxls": maxls, "gtol": gtol, "ftol": ftol,
-                 "maxcor": _LBFGSB_MAXCOR, "maxfun": _LBFGSB_MAXFUN},
-    )
-    return np.asarray(res.x, dtype=np.float64), int(res.nit), int(res.status) == 0, str(res.message)
-
-
-def _lbfgsb_direct(
-    fun: _Objective, x0: NDArray[np.float64], maxiter: int, gtol: float, ftol: float, maxls: int
-) -> _LbfgsbResult:
-    """The loop of ``scipy.optimize._lbfgsb_py._minimize_lbfgsb`` without bounds or callback."""
-    from scipy.optimize import _lbfgsb
-
-    n = x0.shape[0]
-    m = _LBFGSB_MAXCOR
-    factr = ftol / np.finfo(float).eps
-    nbd = np.zeros(n, np.int32)
-    low = np.zeros(n, np.float64)
-    high = np.zeros(n, np.float64)
-    x = np.array(x0, dtype=np.float64)
-    f: Any = np.array(0.0, dtype=np.float64)
-    g = np.zeros((n,), dtype=np.float64)
-    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m, np.float64)
-    iwa = np.zeros(3 * n, dtype=np.int32)
-    task = np.zeros(2, dtype=np.int32)
-    ln_task = np.zeros(2, dtype=np.int32)
-    lsave = np.zeros(4, dtype=np.int32)
-    isave = np.zeros(44, dtype=np.int32)
-    dsave = np.zeros(29, dtype=np.float64)
-    nit = 0
-    nfev = 0
-    cached: tuple[NDArray[np.float64], float, NDArray[np.float64]] | None = None
-    while True:
-        g = g.astype(np.float64)
-        _lbfgsb.setulb(m, x, low, high, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave,
-                       maxls, ln_task)
-        if task[0] == 3:
-            if cached is not None and np.array_equal(cached[0], x):
-                f, g = cached[1], cached[2]
-            else:
-                value, grad = fun(np.copy(x))
-                nfev += 1
-                f, g = float(value), np.atleast_1d(np.asarray(grad, dtype=np.float64))
-                cached = (np.copy(x), f, g)
-        elif task[0] == 1:
-            nit += 1
-            if nit >= maxiter:
-                task[0], task[1] = 5, 504
-            elif nfev > _LBFGSB_MAXFUN:
-                task[0], task[1] = 5, 502
-        else:
-            break
-    return x, nit, bool(task[0] == 4), f"lbfgsb task {int(task[0])}/{int(task[1])}"
-
-
-def _check_direct_lbfgsb() -> bool:
-    """Whether the direct loop reproduces ``minimize`` bit for bit on a small logistic problem."""
-    rng = np.random.default_rng(12345)
-    X = rng.normal(size=(40, 6))
-    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(np.float64)
-    sign = 2.0 * y - 1.0
-
-    def fun(wb: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
-        from scipy.special import expit, log_expit
-
-        z = X @ wb[:6] + wb[6]
-        g = (expit(z) - y) / 40
-        return -float(log_expit(sign * z).sum()) / 40 + 0.05 * float(wb[:6] @ wb[:6]), np.r_[
-            X.T @ g + 0.1 * wb[:6], g.sum()]
-
-    try:
-        ref = _lbfgsb_scipy(fun, np.zeros(7), 1000, 1e-8, 64 * np.finfo(float).eps, 50)
-        ours = _lbfgsb_direct(fun, np.zeros(7), 1000, 1e-8, 64 * np.finfo(float).eps, 50)
-    except Exception:  # any interface change means: use minimize
-        return False
-    return bool(np.array_equal(ref[0], ours[0]) and ref[1] == ours[1] and ref[2] == ours[2])
-
 
 
 def fit_labeled(estimator: Classifier, X: NDArray[np.float64], y: NDArray[np.int64]) -> Classifier:
@@ -314,6 +215,11 @@ def fit_labeled(estimator: Classifier, X: NDArray[np.float64], y: NDArray[np.int
     return model
 
 
+_FOLD_CACHE: dict[tuple[bytes, str, int, int], list[tuple[NDArray[np.intp], NDArray[np.intp]]]] = {}
+_FOLD_CACHE_SIZE: Final = 64
+_fold_lock = threading.Lock()
+
+
 def stratified_folds(
     y: NDArray[np.int64], folds: int, seed: int
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
@@ -323,7 +229,32 @@ def stratified_folds(
     folds allocated round-robin over the sorted labels, each class's fold labels shuffled by
     ``RandomState(seed)``), without its per-call target validation; callers have checked that
     every class has at least ``folds`` rows. Tested against scikit-learn.
+
+    The folds depend only on the labels, ``folds`` and ``seed``, and audits ask for the same
+    few label vectors again and again (every pair with the same class sizes), so the last few
+    answers are kept; the index arrays are read-only.
     """
+    labels = np.asarray(y)
+    key = (labels.tobytes(), labels.dtype.str, int(folds), int(seed))
+    with _fold_lock:
+        cached = _FOLD_CACHE.get(key)
+    if cached is not None:
+        return list(cached)
+    out = _stratified_folds(labels, folds, seed)
+    for train, test in out:
+        train.setflags(write=False)
+        test.setflags(write=False)
+    with _fold_lock:
+        if len(_FOLD_CACHE) >= _FOLD_CACHE_SIZE:
+            del _FOLD_CACHE[next(iter(_FOLD_CACHE))]
+        _FOLD_CACHE[key] = out
+    return list(out)
+
+
+def _stratified_folds(
+    y: NDArray[np.int64], folds: int, seed: int
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """The fold assignment of :func:`stratified_folds`, computed."""
     rng = np.random.RandomState(seed)
     labels = np.asarray(y)
     _, y_idx, y_inv = np.unique(labels, return_index=True, return_inverse=True)

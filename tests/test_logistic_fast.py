@@ -112,11 +112,13 @@ def test_out_of_fold_scores_match_cross_val_predict() -> None:
 @pytest.mark.parametrize(
     ("n", "d", "max_iter"), [(40, 512, 1000), (200, 30, 1000), (100, 50, 3), (300, 8, 1000)]
 )
-def test_direct_lbfgsb_loop_equals_scipy_minimize(n: int, d: int, max_iter: int) -> None:
-    """The direct L-BFGS-B loop returns minimize's point bit for bit, same iterations and status."""
+def test_fit_equals_minimize_on_the_plain_objective(n: int, d: int, max_iter: int) -> None:
+    """fit_logistic_l2 returns minimize's point on the plainly written objective, bit for bit."""
+    from scipy.optimize import minimize
     from scipy.special import expit, log_expit
+    from sklearn.exceptions import ConvergenceWarning
 
-    from certify._sklearn import _lbfgsb_direct, _lbfgsb_scipy
+    from certify._sklearn import fit_logistic_l2
 
     X, y = _data(n * d + max_iter, n // 2, d, 0.3)
     sign, target = 2.0 * y - 1.0, y.astype(float)
@@ -124,14 +126,47 @@ def test_direct_lbfgsb_loop_equals_scipy_minimize(n: int, d: int, max_iter: int)
     def fun(wb: np.ndarray) -> tuple[float, np.ndarray]:
         z = X @ wb[:d] + wb[d]
         g = (expit(z) - target) / n
-        loss = -float(log_expit(sign * z).sum()) / n + 0.5 / n * float(wb[:d] @ wb[:d])
-        return loss, np.r_[X.T @ g + wb[:d] / n, g.sum()]
+        loss = -float(log_expit(sign * z).sum()) / n + 0.5 * (1.0 / n) * float(wb[:d] @ wb[:d])
+        return loss, np.r_[X.T @ g + (1.0 / n) * wb[:d], g.sum()]
 
-    ref = _lbfgsb_scipy(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
-    ours = _lbfgsb_direct(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
-    np.testing.assert_array_equal(ours[0], ref[0])
-    assert ours[1:3] == ref[1:3]
-    assert ours[2] is (max_iter > 3)
+    ref = minimize(fun, np.zeros(d + 1), method="L-BFGS-B", jac=True,
+                   options={"maxiter": max_iter, "maxls": 50, "gtol": 1e-4,
+                            "ftol": 64 * np.finfo(float).eps, "maxcor": 10, "maxfun": 15_000})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        coef, intercept, nit = fit_logistic_l2(X, y, 1.0, 1e-4, max_iter)
+    np.testing.assert_array_equal(np.r_[coef, intercept], ref.x)
+    assert nit == ref.nit
+    assert (ref.status == 0) is (max_iter > 3)
+
+
+def test_no_private_scipy_interface() -> None:
+    """The optimizer is reached through scipy.optimize's public API only."""
+    import inspect
+
+    import certify._sklearn as module
+
+    source = inspect.getsource(module)
+    assert "scipy.optimize._" not in source and "_lbfgsb" not in source and "setulb" not in source
+
+
+def test_stratified_folds_cache_returns_equal_read_only_folds() -> None:
+    """Repeated calls give the computed folds again, read-only, and keys keep seeds and labels apart."""
+    from certify._sklearn import _stratified_folds, stratified_folds
+
+    y = np.r_[np.zeros(23, dtype=np.int64), np.ones(31, dtype=np.int64)]
+    first = stratified_folds(y, 5, 11)
+    first.pop()  # changing the returned list leaves the cache alone
+    again = stratified_folds(y, 5, 11)
+    assert len(again) == 5
+    for (tr, te), (rtr, rte) in zip(again, _stratified_folds(y, 5, 11), strict=True):
+        np.testing.assert_array_equal(tr, rtr)
+        np.testing.assert_array_equal(te, rte)
+        assert not tr.flags.writeable and not te.flags.writeable
+    other_seed = stratified_folds(y, 5, 12)
+    assert any(not np.array_equal(a[1], b[1]) for a, b in zip(again, other_seed, strict=True))
+    flipped = stratified_folds(1 - y, 5, 11)
+    np.testing.assert_array_equal(flipped[0][1], _stratified_folds(1 - y, 5, 11)[0][1])
 
 
 @pytest.mark.parametrize(("n0", "n1", "folds", "seed"), [(50, 50, 5, 0), (17, 33, 5, 123), (5, 9, 5, 7),
