@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -28,23 +27,10 @@ def _say(line: str) -> None:
 
 
 def _bar(label: str) -> Callable[[int, int], None]:
-    """A one-line progress bar with an ETA on stderr."""
-    start = time.perf_counter()
+    """A ``(done, total)`` progress display on stderr: a bar on a terminal, a few lines in a log."""
+    from certify._progress import progress_callback
 
-    def show(done: int, total: int) -> None:
-        elapsed = time.perf_counter() - start
-        eta = elapsed / max(done, 1) * (total - done)
-        width = 24
-        filled = int(width * done / max(total, 1))
-        sys.stderr.write(
-            f"\r[certify] {label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-            f"{elapsed:5.1f}s eta {eta:5.1f}s"
-        )
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return show
+    return progress_callback(f"[certify] {label}")
 
 
 def _load_table(path: str, label_column: str, normalize: bool) -> Any:
