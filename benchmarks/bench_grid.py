@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from certify.benchmark._references import _ref_key as ref_key
 from certify.benchmark.grid import (
     Setting,
     compute_setting,
@@ -35,7 +36,6 @@ from certify.benchmark.grid import (
     paper_settings,
     run_grid,
 )
-from certify.benchmark.grid import _ref_key as ref_key
 from certify.benchmark.mechanisms import laplace_reference_aucs
 from certify.benchmark.pairs import benchmark_pairs
 from certify.benchmark.prototypes import dispersed

@@ -11,6 +11,7 @@ import pytest
 from typeguard import TypeCheckError
 
 from certify.benchmark import grid
+from certify.benchmark._compute import _entropy
 from certify.benchmark.grid import Setting, presets, read_results, run_grid
 from certify.errors import DataError, ParameterError
 
@@ -215,7 +216,7 @@ def test_seeds_depend_on_setting_identity_only() -> None:
     a = Setting("main", "dispersed", "laplace", 1.0, 30, 0, ("gauss_mech",))
     b = Setting("main", "dispersed", "laplace", 1.0, 30, 0, ("gauss_mech", "roc_oof"))
     c = Setting("main", "dispersed", "laplace", 1.0, 30, 1, ("gauss_mech",))
-    assert grid._entropy(a) == grid._entropy(b) != grid._entropy(c)
+    assert _entropy(a) == _entropy(b) != _entropy(c)
     assert a.file_stem != b.file_stem
 
 

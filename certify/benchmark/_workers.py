@@ -1,0 +1,132 @@
+"""Where the grid's tasks run: in this process, in joblib (loky) workers, or on a Dask cluster."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeAlias
+
+__all__ = ["Backend"]
+
+Backend: TypeAlias = Literal["local", "dask"]
+
+
+class _SingleThreaded:
+    """Run BLAS single-threaded while any task is active (safe with concurrent threads)."""
+
+    _lock = threading.Lock()
+    _active = 0
+    _limiter: Any = None
+    _pinned = False
+
+    @classmethod
+    def pin_process(cls) -> None:
+        """Limit BLAS and numba to one thread for the rest of this (worker) process."""
+        with cls._lock:
+            if cls._pinned:
+                return
+            from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
+
+            threadpool_limits(limits=1)
+            try:
+                import numba
+
+                numba.set_num_threads(1)
+            except ImportError:  # pragma: no cover - numba is a dependency
+                pass
+            cls._pinned = True
+
+    def __enter__(self) -> None:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
+
+        with _SingleThreaded._lock:
+            if _SingleThreaded._pinned:
+                return
+            if _SingleThreaded._active == 0:
+                _SingleThreaded._limiter = threadpool_limits(limits=1)
+            _SingleThreaded._active += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with _SingleThreaded._lock:
+            if _SingleThreaded._pinned:
+                return
+            _SingleThreaded._active -= 1
+            if _SingleThreaded._active == 0 and _SingleThreaded._limiter is not None:
+                _SingleThreaded._limiter.restore_original_limits()
+                _SingleThreaded._limiter = None
+
+
+class _Executor:
+    """Runs tasks in this process, through joblib (loky), or on a Dask cluster; one pool per run."""
+
+    def __init__(self, workers: int, backend: Backend, scheduler: str | None) -> None:
+        self.workers, self.backend, self.scheduler = workers, backend, scheduler
+        self._client: Any = None
+        self._cluster: Any = None
+
+    def __enter__(self) -> _Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._client = self._cluster = None
+
+    def _dask_client(self) -> Any:
+        """Connect (once) to the scheduler, or start a LocalCluster."""
+        if self._client is None:
+            from distributed import Client, LocalCluster
+
+            if self.scheduler is None:
+                self._cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None
+                )
+                self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
+            else:
+                self._client = Client(self.scheduler)  # type: ignore[no-untyped-call]
+        return self._client
+
+    def map_unordered(
+        self, fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]]
+    ) -> Iterator[tuple[int, Any]]:
+        """Yield ``(index, fn(*tasks[index]))`` as each task completes."""
+        if not tasks:
+            return
+        if self.backend == "local":
+            if self.workers == 1:
+                for k, t in enumerate(tasks):
+                    yield k, fn(*t)
+                return
+            from joblib import Parallel, delayed
+
+            par = Parallel(n_jobs=self.workers, backend="loky", return_as="generator_unordered",
+                           batch_size=1)
+            yield from par(delayed(_indexed_single_threaded)(fn, k, t) for k, t in enumerate(tasks))
+            return
+        from distributed import as_completed
+
+        client = self._dask_client()
+        futures = [client.submit(_indexed, fn, k, t, pure=False) for k, t in enumerate(tasks)]
+        try:
+            for fut in as_completed(futures):  # type: ignore[no-untyped-call]
+                yield fut.result()
+                fut.release()
+        finally:
+            client.cancel(futures)
+
+
+def _indexed(fn: Callable[..., Any], index: int, task: tuple[Any, ...]) -> tuple[int, Any]:
+    """Call ``fn(*task)`` and return the result with its task index."""
+    return index, fn(*task)
+
+
+def _indexed_single_threaded(fn: Callable[..., Any], index: int, task: tuple[Any, ...]) -> tuple[int, Any]:
+    """:func:`_indexed` in a local pool worker: BLAS and compiled loops pinned to one thread once.
+
+    The pool already runs one task per core; pinning once per worker process replaces a
+    threadpool probe per setting (about 10 ms each). Numbers do not depend on thread counts.
+    """
+    _SingleThreaded.pin_process()
+    return _indexed(fn, index, task)
