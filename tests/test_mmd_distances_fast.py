@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-import certify.stats.mmd as mmd_module
+import certify.stats._distances as distances
 from certify.stats.mmd import median_bandwidth, mmd2_unbiased, rbf_kernel_matrix
 
 # Entries the Gram form keeps satisfy d2 > 2**-10 (|u|^2 + |v|^2) after centring; its rounding error is
@@ -68,8 +68,8 @@ def test_pooled_repeated_rows_match_brute_force(width: int, singles: int) -> Non
     """Pooled rows taking a few values: grouped, every entry as brute force, exact zeros, symmetric."""
     rng = np.random.default_rng(1000 + width)
     z = _repeated(rng, distinct=3, copies=100, width=width, singles=singles)  # > one mirror block
-    assert mmd_module._repeated_rows(z, _centred_norms(z)) is not None  # the grouped path is tested
-    d2 = mmd_module._sq_distances(z)
+    assert distances._repeated_rows(z, _centred_norms(z)) is not None  # the grouped path is tested
+    d2 = distances._sq_distances(z)
     _assert_distances(d2, z, z)
     np.testing.assert_array_equal(d2, d2.T)
     assert not np.diag(d2).any()
@@ -79,8 +79,8 @@ def test_pooled_distinct_rows_match_brute_force() -> None:
     """Continuous rows are not grouped; every entry matches brute force, symmetric, zero diagonal."""
     rng = np.random.default_rng(2001)
     z = 3.0 + rng.normal(size=(300, 40))
-    assert mmd_module._repeated_rows(z, _centred_norms(z)) is None
-    d2 = mmd_module._sq_distances(z)
+    assert distances._repeated_rows(z, _centred_norms(z)) is None
+    d2 = distances._sq_distances(z)
     _assert_distances(d2, z, z)
     np.testing.assert_array_equal(d2, d2.T)
     assert not np.diag(d2).any()
@@ -94,9 +94,9 @@ def test_pooled_grouped_equals_ungrouped() -> None:
     z[:3] = z[3] + 1e-9 * rng.normal(size=(3, 128))
     zc = z - z.mean(axis=0)
     norms = np.einsum("ij,ij->i", zc, zc)
-    assert mmd_module._repeated_rows(z, norms) is not None
-    grouped = mmd_module._sq_distances(z)
-    ungrouped = mmd_module._gram_sq_distances(zc, norms)
+    assert distances._repeated_rows(z, norms) is not None
+    grouped = distances._sq_distances(z)
+    ungrouped = distances._gram_sq_distances(zc, norms)
     np.testing.assert_allclose(grouped, ungrouped, rtol=SAME_RTOL, atol=0.0)
     np.testing.assert_array_equal(grouped == 0.0, ungrouped == 0.0)
     # Against the uncentred brute force the near-copies (1e-9 apart) carry the rounding of centring,
@@ -111,8 +111,8 @@ def test_pooled_few_copies_not_grouped_still_exact() -> None:
     rng = np.random.default_rng(2003)
     z = rng.normal(size=(200, 256))
     z[150] = z[20]
-    assert mmd_module._repeated_rows(z, _centred_norms(z)) is None
-    d2 = mmd_module._sq_distances(z)
+    assert distances._repeated_rows(z, _centred_norms(z)) is None
+    d2 = distances._sq_distances(z)
     assert d2[20, 150] == 0.0 and d2[150, 20] == 0.0
     _assert_distances(d2, z, z)
 
@@ -121,13 +121,13 @@ def test_equal_keys_of_different_rows_fall_back(monkeypatch: pytest.MonkeyPatch)
     """Distinct rows sharing a key are not merged: the bitwise check rejects the grouping."""
     # With a zero angle step every weight is cos(0) = 1, so the key is the row sum: [1, 0] and [0, 1]
     # collide, and both have the same centred norm, so the search gets past the norm test.
-    monkeypatch.setattr(mmd_module, "_KEY_STEP", 0.0)
+    monkeypatch.setattr(distances, "_KEY_STEP", 0.0)
     z = np.tile(np.array([[1.0, 0.0], [0.0, 1.0]]), (300, 1))
-    assert mmd_module._repeated_rows(z, _centred_norms(z)) is None
-    d2 = mmd_module._sq_distances(z)
+    assert distances._repeated_rows(z, _centred_norms(z)) is None
+    d2 = distances._sq_distances(z)
     _assert_distances(d2, z, z)
     monkeypatch.undo()
-    assert mmd_module._repeated_rows(z, _centred_norms(z)) is not None
+    assert distances._repeated_rows(z, _centred_norms(z)) is not None
 
 
 # ------------------------------------------------------------------------------- x versus y
@@ -144,9 +144,9 @@ def test_cross_repeated_rows_match_brute_force(x_copies: int, y_copies: int) -> 
     center = np.vstack([x, y]).mean(axis=0)
     for rows, copies in ((x, x_copies), (y, y_copies)):
         rc = rows - center
-        groups = mmd_module._repeated_rows(rows, np.einsum("ij,ij->i", rc, rc))
+        groups = distances._repeated_rows(rows, np.einsum("ij,ij->i", rc, rc))
         assert (groups is not None) == (copies > 1)
-    d2 = mmd_module._sq_distances(x, y)
+    d2 = distances._sq_distances(x, y)
     assert d2.shape == (len(x), len(y))
     _assert_distances(d2, x, y)
 
@@ -189,7 +189,7 @@ def test_median_and_mmd2_on_randomized_response_rows() -> None:
     a = values[rng.choice(4, size=150, p=[0.4, 0.3, 0.2, 0.1])]
     b = values[rng.choice(4, size=150, p=[0.1, 0.2, 0.3, 0.4])]
     pooled = np.vstack([a, b])
-    assert mmd_module._repeated_rows(pooled, _centred_norms(pooled)) is not None
+    assert distances._repeated_rows(pooled, _centred_norms(pooled)) is not None
     bw = _brute_median(pooled)
     assert median_bandwidth(pooled) == pytest.approx(bw, rel=STAT_RTOL)
     ref = _brute_mmd2(a, b, bw)

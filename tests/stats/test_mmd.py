@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 from typeguard import TypeCheckError
 
-import certify.stats.mmd as mmd_module
+import certify.stats._mmd_permutation as permutation_module
 from certify.errors import DataError, ParameterError
 from certify.stats.mmd import (
     clipped_mmd,
@@ -234,7 +234,7 @@ def test_permutation_matches_loop_reference(rng: np.random.Generator) -> None:
     ref_stats = np.array([_ref_stat_from_kernel(k, q[:9], q[9:]) for q in orders])
     fast_k0 = rbf_kernel_matrix(pooled, pooled, bw)
     np.fill_diagonal(fast_k0, 0.0)
-    fast_stats = mmd_module._permutation_stats(fast_k0, 9, keys)
+    fast_stats = permutation_module._permutation_stats(fast_k0, 9, keys)
     np.testing.assert_allclose(fast_stats, ref_stats, rtol=RTOL, atol=1e-15)
     ref_b = int(np.sum(ref_stats >= stat - 1e-11))
     assert b == ref_b
@@ -249,14 +249,14 @@ def test_permutation_reproducible_and_block_independent(
     first = mmd_permutation_pvalue(x, y, permutations=500, seed=11)
     assert mmd_permutation_pvalue(x, y, permutations=500, seed=11) == first
     assert mmd_permutation_pvalue(x, y, permutations=500, seed=np.random.default_rng(11)) == first
-    monkeypatch.setattr(mmd_module, "_PERMUTATION_BLOCK_ELEMENTS", 22 * 7)  # 7 per block
+    monkeypatch.setattr(permutation_module, "_PERMUTATION_BLOCK_ELEMENTS", 22 * 7)  # 7 per block
     assert mmd_permutation_pvalue(x, y, permutations=500, seed=11) == first
 
 
 def test_permutation_relabel_ties_resolved_like_argsort() -> None:
     """Rows of equal keys still get exactly n labels, chosen as a stable argsort would."""
     keys = np.array([[0.5, 0.5, 0.5, 0.1], [0.3, 0.2, 0.9, 0.4]])
-    labels = mmd_module._relabel(keys, 2, np.empty_like(keys))
+    labels = permutation_module._relabel(keys, 2, np.empty_like(keys))
     assert labels.tolist() == [[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]]
 
 
