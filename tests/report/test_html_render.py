@@ -85,3 +85,30 @@ def test_html_loads_in_headless_chromium_with_all_images(tmp_path: Path, seed: i
     assert done.returncode == 0, done.stderr[-2000:]
     assert "<title>IMAGES 2 BROKEN 0</title>" in done.stdout
     assert "This is a lower confidence bound" in done.stdout
+
+
+def test_markdown_tables_inline_and_escaping() -> None:
+    """Pipe tables, bold and code render as HTML; raw HTML in the text is shown, not run."""
+    from certify.report import markdown_to_html
+
+    page = markdown_to_html(
+        "# Title\n\nA **bold** `x < y` <b>raw</b>\n\n| pair | value |\n|---|---:|\n| a~b | **1.5** |\n",
+        {}, "t <&>",
+    )
+    assert "<title>t &lt;&amp;&gt;</title>" in page
+    assert "<h1>Title</h1>" in page
+    assert "<strong>bold</strong> <code>x &lt; y</code> &lt;b&gt;raw&lt;/b&gt;" in page
+    assert "<th>pair</th>" in page and "<strong>1.5</strong></td>" in page
+    assert "<b>" not in page
+
+
+def test_markdown_figures_inlined_and_unknown_images_dropped() -> None:
+    """A known image becomes a figure with its caption as a data URI; an unknown one leaves nothing."""
+    from certify.report import markdown_to_html
+
+    text = "![Bars & more](bars.png)\n\n![Gone](missing.png)\n\nend\nline"
+    page = markdown_to_html(text, {"bars.png": b"PNG"}, "t")
+    assert '<figure><img alt="Bars &amp; more" src="data:image/png;base64,UE5H">' in page
+    assert "<figcaption>Bars &amp; more</figcaption></figure>" in page
+    assert "missing.png" not in page and "Gone" not in page and "<p></p>" not in page
+    assert "<p>end<br />\nline</p>" in page
