@@ -6,6 +6,7 @@ lower confidence bound, issued only by evaluating a sealed :class:`Protocol` onc
 """
 
 from certify._core import Pair
+from certify.blackbox.audit import MechanismAudit, audit_mechanism
 from certify.claims import Claim, Inconclusive, Refuted, refute
 from certify.data import (
     CleaningReport,
@@ -14,12 +15,14 @@ from certify.data import (
     ReservedSplit,
     sample_pairs,
 )
+from certify.data.stream import ReservedStream
 from certify.errors import (
     CertifyError,
     DataError,
     EstimatorError,
     ImmutableResultError,
     LedgerError,
+    MechanismError,
     ParameterError,
     ProtocolError,
     ProtocolSealedError,
@@ -77,6 +80,8 @@ __all__ = [
     "LedgerError",
     "MMDEvidence",
     "MMDTest",
+    "MechanismAudit",
+    "MechanismError",
     "Pair",
     "ParameterError",
     "PopulationEstimate",
@@ -88,10 +93,12 @@ __all__ = [
     "Refuted",
     "ReservedSplit",
     "ReservedSplitReusedError",
+    "ReservedStream",
     "Result",
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "audit_mechanism",
     "audit_pairs",
     "gauss_mech",
     "kde_lr",

@@ -76,6 +76,15 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_audit_mechanism(args: argparse.Namespace) -> int:
+    """``certify audit-mechanism``."""
+    return _call(
+        commands.audit_mechanism_command, args, "mechanism", "input_a", "input_b", "calls", "seed",
+        "confidence_level", "delta", "tests", "claim_epsilon", "claim_delta", "workers",
+        "backend", "scheduler", "out", ledger_path="ledger", as_json="json",
+    )
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     """The built-in default: a complete audit of embedded synthetic data."""
     from certify.demo import run_demo
@@ -167,6 +176,36 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--claim-epsilon", type=float, help="claimed epsilon to test (default: protocol's)")
     ev.add_argument("--claim-delta", type=float, help="claimed delta (default: protocol's)")
     ev.set_defaults(func=_cmd_evaluate)
+
+    am = sub.add_parser(
+        "audit-mechanism",
+        help="certify a lower bound on a callable mechanism's epsilon (suite name or module:function)",
+        description=(
+            "Audit a mechanism as a black box: development calls choose the input pair and the "
+            "event, then reserved calls (made once, streamed) certify a lower bound on epsilon. "
+            "MECHANISM is a suite name (see certify.blackbox.SUITE) or module:function. "
+            "module:function IMPORTS AND RUNS YOUR CODE: the module is imported as Python would "
+            "import it and the function is called many times. Only this argument ever imports "
+            "code; no record or protocol file does."
+        ),
+    )
+    am.add_argument("mechanism", help="suite name, or module:function (imports and runs your code)")
+    am.add_argument("--input-a", help="first input as JSON, e.g. [1, 1, 1] (default: the suite's pairs)")
+    am.add_argument("--input-b", help="neighbouring input as JSON")
+    am.add_argument("--calls", type=int, required=True, help="the whole budget of mechanism calls")
+    am.add_argument("--seed", type=int, default=0)
+    am.add_argument("--confidence-level", type=float, default=0.95)
+    am.add_argument("--delta", type=float, default=0.0)
+    am.add_argument("--tests", default="certify", help="'certify', 'paper' or family names, comma-separated")
+    am.add_argument("--claim-epsilon", type=float, help="claimed epsilon (default: the suite's claim)")
+    am.add_argument("--claim-delta", type=float, help="claimed delta (default 0)")
+    am.add_argument("--ledger", help="ledger file (default: $CERTIFY_LEDGER or a per-user ledger)")
+    am.add_argument("--workers", type=int, default=1, help="processes for the reserved calls")
+    am.add_argument("--backend", choices=("local", "dask"), default="local")
+    am.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    am.add_argument("--json", action="store_true", help="print one JSON line (no progress)")
+    am.add_argument("--out", help="write mechanism.md / mechanism.html and the record here")
+    am.set_defaults(func=_cmd_audit_mechanism)
 
     pl = sub.add_parser("plan", help="what a reserved test of n rows per class can certify")
     pl.add_argument("--n", type=int, required=True, help="reserved rows per class")

@@ -337,3 +337,151 @@ def plan_report(
     return EXIT_OK
 
 
+
+
+def _load_mechanism(spec: str) -> tuple[Any, Any]:
+    """A suite mechanism by name, or the user's ``module:function`` (imported: runs their code)."""
+    import importlib
+
+    from certify.blackbox.suite import SUITE
+    from certify.errors import ParameterError
+
+    if spec in SUITE:
+        return SUITE[spec], SUITE[spec]
+    module_name, sep, qualname = spec.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ParameterError(
+            f"mechanism must be a suite name ({', '.join(SUITE)}) or module:function; got {spec!r}."
+        )
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ParameterError(
+            f"cannot import module {module_name!r} for mechanism {spec!r} ({exc}). Run from the "
+            "folder that holds it or install it."
+        ) from exc
+    for part in qualname.split("."):
+        if not hasattr(target, part):
+            raise ParameterError(f"module {module_name!r} has no attribute {qualname!r}.")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ParameterError(f"{spec} is not callable; it must be mechanism(x, n, rng).")
+    return target, None
+
+
+def _json_input(text: str | None, name: str) -> Any:
+    """A mechanism input given as JSON on the command line."""
+    from certify.errors import ParameterError
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ParameterError(
+            f"{name} must be JSON, e.g. 0 or [1, 2, 3]; got {text!r} ({exc})."
+        ) from exc
+
+
+def audit_mechanism_command(
+    *,
+    mechanism: str,
+    input_a: str | None,
+    input_b: str | None,
+    calls: int,
+    seed: int,
+    confidence_level: float,
+    delta: float,
+    tests: str,
+    claim_epsilon: float | None,
+    claim_delta: float | None,
+    ledger_path: str | None,
+    workers: int,
+    backend: str,
+    scheduler: str | None,
+    as_json: bool,
+    out: str | None,
+) -> int:
+    """Audit a suite mechanism or the user's function; print the result, write the report."""
+    import attrs
+
+    from certify.blackbox.audit import audit_mechanism, default_ledger
+    from certify.claims import Claim
+    from certify.errors import ParameterError
+    from certify.protocol.ledger import Ledger
+    from certify.report import certificate_bars, confidence_corners, manifest, safe_path, write_atomic
+    from certify.report import write_report as write
+    from certify.report.mechanism import mechanism_markdown, mechanism_summary
+
+    mech, suite = _load_mechanism(mechanism)
+    a, b = _json_input(input_a, "--input-a"), _json_input(input_b, "--input-b")
+    if (a is None) != (b is None):
+        raise ParameterError("give both --input-a and --input-b, or neither (suite mechanisms only).")
+    if a is None and suite is None:
+        raise ParameterError(
+            f"{mechanism} is your own function: give its two neighbouring inputs with --input-a "
+            "and --input-b (JSON)."
+        )
+    if claim_epsilon is None and suite is not None:
+        claim_epsilon = suite.claimed_epsilon
+    claim = None if claim_epsilon is None else Claim(epsilon=claim_epsilon, delta=claim_delta or 0.0)
+    if out:
+        _writable_folder(out)
+    ledger = default_ledger() if ledger_path is None else Ledger(ledger_path)
+    family_names: Any = tests if tests in ("certify", "paper") else [t.strip() for t in tests.split(",")]
+    pairs = None if a is not None else [(list(x), list(y)) for x, y in suite.input_pairs]
+    which = "the given inputs" if pairs is None else f"{len(pairs)} candidate input pairs"
+    _say(f"auditing {mechanism} with {calls} calls on {which}; ledger {ledger.path}")
+    audit = audit_mechanism(
+        mech, a, b, inputs=pairs, calls=calls, confidence_level=confidence_level, delta=delta,
+        tests=family_names, seed=seed, ledger=ledger, progress=not as_json, workers=workers,
+        backend=backend,  # type: ignore[arg-type]
+        scheduler=scheduler, name=mechanism,
+    )
+    summary = mechanism_summary(audit, claim)
+    if as_json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        c = audit.certificate
+        print(
+            f"{audit.mechanism}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, level "
+            f"{audit.level_used:.4f}; evaluation {audit.evaluation} of this mechanism, all at "
+            f"{audit.confidence_level:g}] on {c.pair} with {audit.chosen}"
+        )
+        if claim is not None:
+            print(f"claim epsilon = {claim.epsilon:g}: {summary['verdict']}")
+    if out:
+        entry = ledger.entry(audit.certificate.data_fingerprint)
+        published = (
+            [(p.tool, p.epsilon_lower, p.confidence_level) for p in suite.published]
+            if suite is not None else []
+        )
+        man = manifest(
+            seeds={"audit": seed},
+            pairs=[list(p) for p in audit.inputs],
+            record_sha256=audit.record.sha256,
+            ledger_entry=None if entry is None
+            else attrs.asdict(entry, filter=lambda att, v: att.name != "outcome_json"),
+            extra={
+                "mechanism": audit.identity,
+                "calls": audit.calls,
+                "development_calls": audit.development_calls,
+                "reserved_calls": dict(audit.reserved_calls),
+                "seconds": round(audit.seconds, 3),
+                "reserved_seconds": round(audit.reserved_seconds, 3),
+                "workers": workers,
+                "backend": backend,
+            },
+        )
+        figures = [
+            ("Certified lower bound", certificate_bars(audit.family, claim)),
+            ("Confidence corner", confidence_corners(audit.family)),
+        ]
+        md = mechanism_markdown(
+            audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
+        )
+        md_path, html_path = write(out, "mechanism", md, figures, title=f"certify audit: {mechanism}")
+        write_atomic(safe_path(out, "record.json"), audit.record.to_json())
+        write_atomic(safe_path(out, "summary.json"), json.dumps(summary, indent=2, sort_keys=True))
+        _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
+    return EXIT_OK

@@ -54,6 +54,12 @@ def clustered_table(
     return cf.EmbeddingTable.from_arrays(labels, np.vstack(blocks), normalize=False)
 
 
+@pytest.fixture(autouse=True)
+def _default_ledger_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mechanism audits without a ledger write to a temporary default ledger, never the home folder."""
+    monkeypatch.setenv("CERTIFY_LEDGER", str(tmp_path_factory.mktemp("ledger") / "default.ledger"))
+
+
 @pytest.fixture
 def seed(request: pytest.FixtureRequest) -> int:
     """A seed unique to the test (its node id), so no two tests share reserved data."""

@@ -10,12 +10,24 @@ from certify.protocol.ledger import Ledger, LedgerEntry
 from certify.protocol.lifecycle import Protocol, RegisteredTest, SealedProtocol
 from certify.protocol.mmd import MMDTest
 from certify.protocol.record import PreregistrationRecord
-from certify.protocol.scores import FunctionScore, LinearScore, ScoreFunction, ScoreModel, SkopsScore
+from certify.protocol.scores import (
+    BinnedScore,
+    FunctionScore,
+    HistogramScore,
+    LaplaceScore,
+    LinearScore,
+    ScoreFunction,
+    ScoreModel,
+    SkopsScore,
+)
 
 __all__ = [
+    "BinnedScore",
     "BoundPlan",
     "FixedTest",
     "FunctionScore",
+    "HistogramScore",
+    "LaplaceScore",
     "Ledger",
     "LedgerEntry",
     "LinearScore",

@@ -16,6 +16,7 @@ here can cost power, never validity.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -27,12 +28,15 @@ from certify.errors import DataError, ParameterError
 
 __all__ = [
     "EXACT_LIMIT",
+    "FEW_CUTS",
+    "FEW_CUTS_LEVEL",
     "MAX_CUTS",
     "QUADRATURE_NODES",
     "best_cut",
     "expected_bound",
     "max_bound_cut",
     "pessimistic_bound",
+    "robust_cut",
 ]
 
 EXACT_LIMIT: Final = 20_000_000
@@ -43,6 +47,12 @@ QUADRATURE_NODES: Final = 9
 
 MAX_CUTS: Final = 4096
 """Most candidate thresholds examined; longer score lists are thinned (denser in the tails)."""
+
+FEW_CUTS: Final = 32
+"""At most this many distinct scores (a discrete output with few values) count as few cuts."""
+
+FEW_CUTS_LEVEL: Final = 0.25
+"""Pessimistic development level of :func:`robust_cut` among few cuts (few chances of a fluke)."""
 
 
 
@@ -411,3 +421,115 @@ def best_cut(
     if (down[1], down[2]) > (up[1], up[2]):
         return -1, -down[0], down[1]
     return 1, up[0], up[1]
+
+
+def robust_cut(
+    halves: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]],
+    n_class0: int,
+    n_class1: int,
+    alpha_per_rate: float,
+    delta: float = 0.0,
+    *,
+    dev_level: float = 0.05,
+) -> tuple[int, float, float, float]:
+    """Orientation and threshold whose worst :func:`pessimistic_bound` over halves is largest.
+
+    Parameters
+    ----------
+    halves : sequence of (scores_0, scores_1)
+        Development scores of class 0 and class 1 from two (or more) independent halves.
+    n_class0, n_class1, alpha_per_rate, delta
+        As in :func:`expected_bound`.
+    dev_level : float, default 0.05
+        Level of the pessimistic development rates.
+
+    Returns
+    -------
+    (int, float, float, float)
+        ``orientation``, ``threshold`` (as in :func:`best_cut`), the criterion value (the
+        smallest of the halves' pessimistic bounds there) and the same with plug-in rates
+        (level 1/2). When no threshold has a positive pessimistic value, the threshold that is
+        best with plug-in rates is returned, with criterion value 0.
+
+    Raises
+    ------
+    DataError
+        If a half has no scores of a class.
+
+    Notes
+    -----
+    With thousands of thresholds searched, some tail event looks strong on any one sample by
+    chance. Requiring the event to look strong on every half separately (the minimum over
+    halves) makes such a fluke need to happen twice, independently, while a real effect shows
+    in each half. Among few distinct scores (at most :data:`FEW_CUTS`), where chance has few
+    events to pick from, the level is relaxed to :data:`FEW_CUTS_LEVEL`, so the choice is not
+    pushed toward large events by caution alone. Costs ``O(n log n)``: each half is sorted once
+    and every candidate threshold is a binary search.
+
+    Examples
+    --------
+    >>> h = (np.arange(40.0), np.arange(40.0) + 100.0)
+    >>> robust_cut([h, h], 100, 100, 0.01)[:2]
+    (1, 69.5)
+    """
+    prepared = []
+    for s0, s1 in halves:
+        a = np.sort(np.asarray(s0, dtype=np.float64).reshape(-1))
+        b = np.sort(np.asarray(s1, dtype=np.float64).reshape(-1))
+        if a.size == 0 or b.size == 0:
+            raise DataError("every half must hold scores of both classes.")
+        prepared.append((a, b))
+    unique = np.unique(np.concatenate([x for pair in prepared for x in pair]))
+    ranks = _thinned_ranks(unique.size)
+    cuts = unique[ranks]
+    below = np.where(ranks > 0, unique[np.maximum(ranks - 1, 0)], unique[0] - 1.0)
+    above = np.where(ranks < unique.size - 1, unique[np.minimum(ranks + 1, unique.size - 1)],
+                     unique[-1] + 1.0)
+    counts: list[tuple[int, NDArray[np.float64], int, NDArray[np.float64], int]] = []
+    for orientation in (1, -1):
+        for a, b in prepared:
+            if orientation == 1:  # class 1 when score >= cut
+                fp = a.size - np.searchsorted(a, cuts, side="left")
+                fn = np.searchsorted(b, cuts, side="left")
+            else:  # class 1 when score <= cut
+                fp = np.searchsorted(a, cuts, side="right")
+                fn = b.size - np.searchsorted(b, cuts, side="right")
+            counts.append((orientation, fp.astype(np.float64), a.size, fn.astype(np.float64), b.size))
+    # when no threshold is positive at the pessimistic level (too few development calls for
+    # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice still
+    # follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
+    if cuts.size <= FEW_CUTS:  # a handful of events: little to gain by chance, less caution
+        dev_level = max(dev_level, FEW_CUTS_LEVEL)
+    found: dict[float, tuple[float, int, int]] = {}
+    for level in (dev_level, 0.5):
+        best = (-1.0, 1, 0)
+        for orientation in (1, -1):
+            worst = np.full(cuts.size, np.inf)
+            for o, e0, m0, e1, m1 in counts:
+                if o == orientation:
+                    worst = np.minimum(
+                        worst,
+                        pessimistic_bound(
+                            e0, m0, e1, m1, n_class0, n_class1, alpha_per_rate, delta, level
+                        ),
+                    )
+            k = int(np.argmax(worst))
+            if float(worst[k]) > best[0]:
+                best = (float(worst[k]), orientation, k)
+        found[level] = best
+    chosen, orientation, k = found[dev_level]
+    plug_in = found[0.5][0]
+    if chosen <= 0.0:
+        _, orientation, k = found[0.5]
+    edge = below[k] if orientation == 1 else above[k]
+    return orientation, float(0.5 * (cuts[k] + edge)), max(chosen, 0.0), max(plug_in, 0.0)
+
+
+def _thinned_ranks(size: int) -> NDArray[np.int64]:
+    """Ranks of the candidate cuts among ``size`` sorted unique scores (all when few)."""
+    if size <= MAX_CUTS:
+        return np.arange(size, dtype=np.int64)
+    last = size - 1
+    tail = np.unique(np.geomspace(1, size / 2, MAX_CUTS // 3).astype(np.int64))
+    middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
+    return np.unique(np.concatenate([tail - 1, last - (tail - 1), middle]))

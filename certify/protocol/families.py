@@ -126,7 +126,8 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
     Under Gaussian noise with a shared covariance the likelihood-ratio score is linear with
     direction ``Sigma^-1 (mu_1 - mu_0)``; this class plugs in a covariance that can be estimated
     from fewer rows than dimensions. The Ledoit-Wolf system is solved in the row space
-    (Woodbury identity), so a fit costs ``O(n^2 d)`` rather than ``O(d^3)``.
+    (Woodbury identity) when there are fewer rows than coordinates, so a fit costs
+    ``O(min(n, d)^2 max(n, d))``.
     """
 
     def __init__(self, covariance: str = "ledoit_wolf", variances: Any = None) -> None:
@@ -169,12 +170,18 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
             if s >= 1.0:
                 v = diff / scale
                 spread = float(v @ v)
-            else:
-                # ((1 - s) Z'Z / rows + s I)^-1 b by the Woodbury identity.
+            elif rows <= z.shape[1]:
+                # ((1 - s) Z'Z / rows + s I)^-1 b by the Woodbury identity (fewer rows than
+                # coordinates: a rows x rows system).
                 b = diff / scale
                 c = s * rows / (1.0 - s)
                 gram = z @ z.T + c * np.eye(rows)
                 v = (b - z.T @ np.linalg.solve(gram, z @ b)) / s
+            else:
+                # more rows than coordinates: the d x d system directly
+                b = diff / scale
+                sigma = (1.0 - s) * (z.T @ z) / rows + s * np.eye(z.shape[1])
+                v = np.linalg.solve(sigma, b)
             w = v / scale
             zv = z @ v
             spread = (1.0 - s) * float(zv @ zv) / rows + s * float(v @ v)

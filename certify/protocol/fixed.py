@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast, final
@@ -21,6 +20,7 @@ from certify.protocol.scores import (
     ScoreFunction,
     ScoreModel,
     SkopsScore,
+    score_model_from_json,
 )
 
 if TYPE_CHECKING:
@@ -381,25 +381,7 @@ class FixedTest:
     ) -> FixedTest:
         """Rebuild a test from its record entry (never runs code from the record)."""
         try:
-            m = data["model"]
-            kind = m["kind"]
-            model: ScoreModel
-            if kind == "linear":
-                model = LinearScore(tuple(m["coef"]), m["intercept"])
-            elif kind == "skops":
-                model = SkopsScore.from_blob(
-                    base64.b64decode(m["data_base64"], validate=True), m["response"], m["sha256"]
-                )
-            elif kind == "function":
-                fn = (score_functions or {}).get(m["name"])
-                if fn is None:
-                    raise RecordError(
-                        f"the record's test uses score function {m['name']!r}; pass it as "
-                        f"score_functions={{{m['name']!r}: fn}}."
-                    )
-                model = FunctionScore(m["name"], fn)
-            else:
-                raise RecordError(f"unknown model kind {kind!r} in the record.")
+            model = score_model_from_json(data["model"], score_functions)
             a, b = data["pair"]
             return cls(
                 pair=Pair(str(a), str(b)),

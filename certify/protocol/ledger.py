@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import socket
 import sqlite3
@@ -15,7 +16,7 @@ import attrs
 
 from certify.errors import LedgerError, ReservedSplitReusedError
 
-__all__ = ["Ledger", "LedgerEntry"]
+__all__ = ["Ledger", "LedgerEntry", "MechanismEvaluation", "evaluation_share"]
 
 _FORMAT: Final = "certify-ledger"
 _VERSION: Final = "1"
@@ -31,6 +32,67 @@ _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS spent_rows ("
     " row_key TEXT PRIMARY KEY, reserved_fingerprint TEXT NOT NULL)",
 )
+
+
+_EVALUATIONS: Final = (
+    "CREATE TABLE IF NOT EXISTS mechanism_evaluations ("
+    " mechanism TEXT NOT NULL, evaluation INTEGER NOT NULL, reserved_fingerprint TEXT NOT NULL,"
+    " inputs_json TEXT NOT NULL, seed INTEGER NOT NULL, calls INTEGER NOT NULL,"
+    " confidence_level REAL NOT NULL, alpha_spent REAL NOT NULL, sealed_at TEXT NOT NULL,"
+    " PRIMARY KEY (mechanism, evaluation))"
+)
+
+
+def evaluation_share(k: int) -> float:
+    """Share of a claim's error budget spent by its ``k``-th evaluation: ``6 / (pi^2 k^2)``.
+
+    The shares sum to 1 over ``k = 1, 2, ...``, so evaluations that each hold at level
+    ``1 - share(k) * alpha`` all hold together at level ``1 - alpha`` (union bound).
+
+    Examples
+    --------
+    >>> round(evaluation_share(1), 4), round(evaluation_share(2), 4)
+    (0.6079, 0.152)
+    """
+    if k < 1:
+        raise LedgerError(f"evaluations are numbered from 1; got {k!r}.")
+    return 6.0 / (math.pi**2 * k * k)
+
+
+@final
+@attrs.frozen
+class MechanismEvaluation:
+    """One reserved evaluation of a mechanism, as the ledger counts it.
+
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism identity (suite name, or ``module:qualname`` with a source hash).
+    evaluation : int
+        Its number among all evaluations of that identity in this ledger (1, 2, ...).
+    reserved_fingerprint : str
+        The reserved stream it spent.
+    inputs_json : str
+        The candidate input pairs, as JSON.
+    seed, calls : int
+        The audit's seed and budget.
+    confidence_level : float
+        The level stated for the claim (all evaluations of it together).
+    alpha_spent : float
+        The error probability this evaluation spends: ``(1 - confidence_level) * share(k)``.
+    sealed_at : str
+        UTC time of sealing.
+    """
+
+    mechanism: str
+    evaluation: int
+    reserved_fingerprint: str
+    inputs_json: str
+    seed: int
+    calls: int
+    confidence_level: float
+    alpha_spent: float
+    sealed_at: str
 
 
 def _now() -> str:
@@ -56,8 +118,9 @@ class LedgerEntry:
     pid, host : int, str
         The evaluating process.
     status : str
-        ``"started"`` until the evaluation finished, then ``"completed"``; a crash leaves
-        ``"started"`` and the split stays spent.
+        ``"started"`` until the evaluation finished, then ``"completed"``; ``"failed"`` when it
+        stopped on an error (a mechanism that raised, say); a crash leaves ``"started"``. The
+        split stays spent in every case.
     completed_at : str or None
         UTC time the evaluation finished.
     outcome_json : str or None
@@ -300,6 +363,98 @@ class Ledger:
                 (_now(), outcome_json, reserved_fingerprint),
             )
             con.execute("COMMIT")
+
+    def fail(self, reserved_fingerprint: str, message: str) -> None:
+        """Mark the evaluation that spent ``reserved_fingerprint`` as failed (it stays spent)."""
+        import json
+
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            con.execute(
+                "UPDATE spent SET status = 'failed', completed_at = ?, outcome_json = ? "
+                "WHERE reserved_fingerprint = ?",
+                (_now(), json.dumps({"error": message}), reserved_fingerprint),
+            )
+            con.execute("COMMIT")
+
+    def reserve_evaluation(
+        self,
+        mechanism: str,
+        reserved_fingerprint: str,
+        inputs_json: str,
+        seed: int,
+        calls: int,
+        confidence_level: float,
+    ) -> MechanismEvaluation:
+        """Number a new reserved evaluation of ``mechanism`` and fix the error it may spend.
+
+        The count and the insert happen in one ``IMMEDIATE`` transaction, so concurrent audits of
+        one mechanism get distinct numbers. The slot is taken at sealing, before any reserved
+        call: an evaluation that is sealed but never run still counts (conservative).
+
+        Returns
+        -------
+        MechanismEvaluation
+            With ``evaluation = k`` (1 + earlier evaluations of the identity) and
+            ``alpha_spent = (1 - confidence_level) * evaluation_share(k)``.
+
+        Raises
+        ------
+        ReservedSplitReusedError
+            If this reserved stream already has a slot.
+        LedgerError
+            If the ledger cannot be written.
+        """
+        with self._connect() as con:
+            con.execute("BEGIN IMMEDIATE")
+            con.execute(_EVALUATIONS)
+            taken = con.execute(
+                "SELECT mechanism, evaluation FROM mechanism_evaluations WHERE reserved_fingerprint = ?",
+                (reserved_fingerprint,),
+            ).fetchone()
+            if taken is not None:
+                con.execute("ROLLBACK")
+                raise ReservedSplitReusedError(
+                    f"reserved stream {reserved_fingerprint[:12]} was already sealed as evaluation "
+                    f"{taken[1]} of {taken[0]!r}; the same reserved calls are evaluated once, ever. "
+                    "Use another seed or budget for fresh calls."
+                )
+            (last,) = con.execute(
+                "SELECT COALESCE(MAX(evaluation), 0) FROM mechanism_evaluations WHERE mechanism = ?",
+                (mechanism,),
+            ).fetchone()
+            k = int(last) + 1
+            slot = MechanismEvaluation(
+                mechanism=mechanism,
+                evaluation=k,
+                reserved_fingerprint=reserved_fingerprint,
+                inputs_json=inputs_json,
+                seed=int(seed),
+                calls=int(calls),
+                confidence_level=float(confidence_level),
+                alpha_spent=(1.0 - float(confidence_level)) * evaluation_share(k),
+                sealed_at=_now(),
+            )
+            con.execute(
+                "INSERT INTO mechanism_evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                attrs.astuple(slot),
+            )
+            con.execute("COMMIT")
+        return slot
+
+    def evaluations(self, mechanism: str) -> list[MechanismEvaluation]:
+        """Every numbered evaluation of a mechanism identity, oldest first."""
+        with self._connect() as con:
+            exists = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mechanism_evaluations'"
+            ).fetchone()
+            if exists is None:
+                return []
+            rows = con.execute(
+                "SELECT * FROM mechanism_evaluations WHERE mechanism = ? ORDER BY evaluation",
+                (mechanism,),
+            ).fetchall()
+        return [MechanismEvaluation(*r) for r in rows]
 
     def entry(self, reserved_fingerprint: str) -> LedgerEntry | None:
         """The entry that spent ``reserved_fingerprint``, or None if it is unspent."""

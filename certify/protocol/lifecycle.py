@@ -13,7 +13,7 @@ import datetime as _dt
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias, final
 
 import attrs
@@ -21,7 +21,10 @@ import attrs
 from certify._core import check_confidence_level, check_delta, check_int, check_text
 from certify._token import ISSUER
 from certify.data import DevTestSplit, EmbeddingTable, ReservedSplit
+from certify.data.stream import Backend, ReservedStream
 from certify.errors import (
+    CertifyError,
+    EstimatorError,
     ParameterError,
     ProtocolError,
     ProtocolSealedError,
@@ -40,16 +43,32 @@ from certify.protocol.record import (
 )
 from certify.protocol.scores import ScoreFunction
 from certify.results import Certificate, CertificateFamily, ErrorRateEvidence, MMDEvidence
-from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+from certify.stats.binomial import clopper_pearson_upper
 from certify.stats.mmd import mmd_lower_confidence_bound
 
-__all__ = ["CERTIFICATE_ASSUMPTIONS", "Protocol", "RegisteredTest", "SealedProtocol"]
+__all__ = [
+    "CERTIFICATE_ASSUMPTIONS",
+    "MECHANISM_ASSUMPTIONS",
+    "Protocol",
+    "RegisteredTest",
+    "SealedProtocol",
+]
 
 CERTIFICATE_ASSUMPTIONS: Final = (
     "the reserved rows of each identity are iid draws from that identity's output distribution",
     "the reserved rows were used for no choice: pairs, classifier, orientation and threshold "
     "were fixed on development data and recorded before evaluation",
     "the two error rates of every test are bounded simultaneously by a union (Bonferroni) bound",
+)
+
+MECHANISM_ASSUMPTIONS: Final = (
+    "each call of the mechanism draws fresh randomness: outputs of reserved calls on each input "
+    "are iid and independent of every development call",
+    "the reserved calls were made only after sealing, once; the event (score, orientation, "
+    "threshold) and the input pair were fixed on development calls and recorded before",
+    "the two error rates of every test are bounded simultaneously by a union (Bonferroni) bound",
+    "this evaluation spends the share 6 / (pi^2 k^2) of the claim's error budget (k-th "
+    "evaluation of this mechanism in the ledger), so all its evaluations hold together",
 )
 
 RegisteredTest: TypeAlias = FixedTest | MMDTest
@@ -153,13 +172,14 @@ class Protocol:
                 )
         self._tests.append(test)
 
-    def seal(self, reserved: ReservedSplit, ledger: Ledger) -> SealedProtocol:
-        """Check the tests against the reserved split, fix the alpha allocation, record, seal.
+    def seal(self, reserved: ReservedSplit | ReservedStream, ledger: Ledger) -> SealedProtocol:
+        """Check the tests against the reserved data, fix the alpha allocation, record, seal.
 
         Parameters
         ----------
-        reserved : ReservedSplit
-            The reserved part of the split whose development part the tests were fitted on.
+        reserved : ReservedSplit or ReservedStream
+            The reserved part of the split whose development part the tests were fitted on, or
+            the reserved calls of a mechanism whose development draws they were chosen on.
         ledger : Ledger
             Where the pre-registration is recorded and the split will be marked spent.
 
@@ -176,13 +196,23 @@ class Protocol:
             If the reserved split was already spent.
         ProtocolSealedError
             If this draft was sealed before.
+
+        Notes
+        -----
+        Sealing a :class:`~certify.data.stream.ReservedStream` also numbers the evaluation in the
+        ledger: the ``k``-th evaluation of a mechanism identity spends ``(1 - confidence_level)
+        * 6 / (pi^2 k^2)`` (:func:`~certify.protocol.ledger.evaluation_share`), so every
+        evaluation of the same claim holds together at ``confidence_level``, however often it
+        is rerun with new seeds.
         """
         if self._sealed:
             raise ProtocolSealedError(f"protocol {self.name!r} is already sealed.")
         if isinstance(reserved, DevTestSplit):
             raise ProtocolError("pass split.reserved to seal, not the whole split.")
-        if not isinstance(reserved, ReservedSplit):
-            raise ProtocolError(f"reserved must be a ReservedSplit; got {type(reserved).__name__}.")
+        if not isinstance(reserved, ReservedSplit | ReservedStream):
+            raise ProtocolError(
+                f"reserved must be a ReservedSplit or ReservedStream; got {type(reserved).__name__}."
+            )
         if not isinstance(ledger, Ledger):
             raise ProtocolError(f"ledger must be a Ledger; got {type(ledger).__name__}.")
         if not self._tests:
@@ -198,32 +228,52 @@ class Protocol:
             for ident in t.pair.as_tuple():
                 if ident not in reserved.counts:
                     raise ProtocolError(f"identity {ident!r} has no rows in the reserved split.")
+            if isinstance(reserved, ReservedStream) and isinstance(t, MMDTest):
+                raise ProtocolError(
+                    "an MMDTest needs reserved rows; a mechanism's reserved stream keeps only the "
+                    "counts of fixed tests. Register FixedTest objects."
+                )
         _check_unspent(reserved, ledger)
         n_tests = len(self._tests)
         family = n_tests if self.family_size is None else max(n_tests, self.family_size)
-        alpha_per_rate = (1.0 - self.confidence_level) / (2 * family)
-        content: dict[str, Any] = {
-            "format": RECORD_FORMAT,
-            "version": RECORD_VERSION,
-            "protocol": {
-                "name": self.name,
-                "confidence_level": self.confidence_level,
-                "delta": self.delta,
-                "n_tests": n_tests,
-                "family_size": family,
-                "alpha_per_rate": alpha_per_rate,
-            },
-            "data": {
+        pairs = sorted({i for t in self._tests for i in t.pair.as_tuple()})
+        protocol_section: dict[str, Any] = {
+            "name": self.name,
+            "confidence_level": self.confidence_level,
+            "delta": self.delta,
+            "n_tests": n_tests,
+            "family_size": family,
+        }
+        data: dict[str, Any]
+        if isinstance(reserved, ReservedStream):
+            slot = ledger.reserve_evaluation(
+                reserved.mechanism_identity,
+                reserved.fingerprint,
+                json.dumps([[t.pair.a, t.pair.b] for t in self._tests]),
+                reserved.seed,
+                reserved.calls,
+                self.confidence_level,
+            )
+            protocol_section["evaluation"] = slot.evaluation
+            protocol_section["level_used"] = 1.0 - slot.alpha_spent
+            protocol_section["alpha_per_rate"] = slot.alpha_spent / (2 * family)
+            data = reserved.record_data()
+            data["reserved_counts"] = {k: reserved.counts[k] for k in pairs}
+        else:
+            protocol_section["alpha_per_rate"] = (1.0 - self.confidence_level) / (2 * family)
+            data = {
                 "table_fingerprint": reserved.table_fingerprint,
                 "development_fingerprint": reserved.development_fingerprint,
                 "reserved_fingerprint": reserved.fingerprint,
                 "dev_fraction": reserved.dev_fraction,
                 "seed": reserved.seed,
-                "reserved_counts": {
-                    k: reserved.counts[k]
-                    for k in sorted({i for t in self._tests for i in t.pair.as_tuple()})
-                },
-            },
+                "reserved_counts": {k: reserved.counts[k] for k in pairs},
+            }
+        content: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "protocol": protocol_section,
+            "data": data,
             "tests": [t.to_json() for t in self._tests],
             "annotations": self.annotations,
             "library": _versions(),
@@ -242,7 +292,7 @@ class Protocol:
         return f"Protocol({self.name!r}, {len(self._tests)} tests, {state})"
 
 
-def _check_unspent(reserved: ReservedSplit, ledger: Ledger) -> None:
+def _check_unspent(reserved: ReservedSplit | ReservedStream, ledger: Ledger) -> None:
     """Raise ReservedSplitReusedError if the split is known to be spent."""
     entry = ledger.entry(reserved.fingerprint)
     if entry is not None:
@@ -283,7 +333,7 @@ class SealedProtocol:
     record: PreregistrationRecord
     tests: tuple[RegisteredTest, ...]
     ledger: Ledger
-    _reserved: ReservedSplit
+    _reserved: ReservedSplit | ReservedStream
     _evaluated: bool
 
     def __init__(self) -> None:
@@ -296,7 +346,7 @@ class SealedProtocol:
         cls,
         record: PreregistrationRecord,
         tests: tuple[RegisteredTest, ...],
-        reserved: ReservedSplit,
+        reserved: ReservedSplit | ReservedStream,
         ledger: Ledger,
     ) -> SealedProtocol:
         """Internal constructor."""
@@ -346,6 +396,12 @@ class SealedProtocol:
             else PreregistrationRecord.from_json(record)
         )
         data = rec.content["data"]
+        if data.get("kind") == "mechanism":
+            raise RecordError(
+                f"record {rec.sha256[:12]} seals a mechanism audit of {data['mechanism']!r}; its "
+                "reserved calls are made by the audit that sealed it (certify.audit_mechanism) "
+                "and cannot be rebuilt from a table."
+            )
         if table.fingerprint != data["table_fingerprint"]:
             raise RecordError(
                 f"this record belongs to another table (record {data['table_fingerprint'][:12]}, "
@@ -376,14 +432,33 @@ class SealedProtocol:
         """Fingerprint of the reserved split this protocol evaluates."""
         return self._reserved.fingerprint
 
-    def evaluate(self) -> CertificateFamily:
-        """Spend the reserved split and evaluate every fixed test on it, once.
+    def evaluate(
+        self,
+        *,
+        backend: Backend = "local",
+        workers: int = 1,
+        scheduler: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> CertificateFamily:
+        """Spend the reserved data and evaluate every fixed test on it, once.
+
+        Parameters
+        ----------
+        backend : {"local", "dask"}, default "local"
+            Where a mechanism's reserved calls run (ignored for a reserved split).
+        workers : int, default 1
+            Local processes (or LocalCluster workers) making reserved calls.
+        scheduler : str, optional
+            Dask scheduler address; default a new LocalCluster.
+        progress : callable, optional
+            Receives ``(calls done, calls in all)`` while reserved calls are made.
 
         Returns
         -------
         CertificateFamily
             One certificate per registered test, holding simultaneously at the protocol's
-            confidence level.
+            confidence level (for a mechanism: the level this evaluation uses, see Notes of
+            :meth:`Protocol.seal`).
 
         Raises
         ------
@@ -394,14 +469,17 @@ class SealedProtocol:
             If the ledger cannot be written; no reserved row has been read then.
         RecordError
             If ``record.content`` was changed after sealing; nothing is read or spent then.
+        MechanismError, EstimatorError
+            If the mechanism or a score function fails while the reserved data are evaluated;
+            the reserved data stay spent and the ledger marks the evaluation failed.
 
         Notes
         -----
-        The split is marked spent in a committed ledger transaction before any row is read, so a
-        crash during evaluation leaves it spent. For each test, rows of ``pair.a`` give the
-        false-positive count and rows of ``pair.b`` the false-negative count; each rate gets a
-        one-sided Clopper-Pearson upper bound at ``alpha_per_rate`` and Eq. 16 turns the two
-        bounds into ``epsilon_lower``.
+        The reserved data are marked spent in a committed ledger transaction before any row is
+        read or any reserved call is made, so a crash during evaluation leaves them spent. For
+        each test, rows (or calls) of ``pair.a`` give the false-positive count and those of
+        ``pair.b`` the false-negative count; each rate gets a one-sided Clopper-Pearson upper
+        bound at ``alpha_per_rate`` and Eq. 16 turns the two bounds into ``epsilon_lower``.
         """
         if self._evaluated:
             raise ReservedSplitReusedError(
@@ -413,6 +491,9 @@ class SealedProtocol:
                 "the pre-registration record was changed after sealing (its SHA-256 no longer "
                 "matches its content); nothing was read from the reserved split."
             )
+        check_int(workers, "workers", 1)
+        if backend not in ("local", "dask"):
+            raise ParameterError(f"backend must be 'local' or 'dask'; got {backend!r}.")
         _check_unspent(self._reserved, self.ledger)
         name = self.record.protocol_name
         self.ledger.spend(
@@ -421,19 +502,78 @@ class SealedProtocol:
         self._evaluated = True
         self._reserved._mark_spent()
         _SPENT_IN_PROCESS.add(self._reserved.fingerprint)
-
+        try:
+            certs = self._certificates(backend, workers, scheduler, progress)
+        except BaseException as exc:
+            self.ledger.fail(self._reserved.fingerprint, f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, CertifyError) or not isinstance(exc, Exception):
+                raise
+            raise EstimatorError(
+                f"evaluation failed after the reserved data were spent: {type(exc).__name__}: "
+                f"{exc}. The ledger marks this evaluation failed; the reserved data stay spent."
+            ) from exc
         proto = self.record.content["protocol"]
-        level = float(proto["confidence_level"])
+        family = CertificateFamily(
+            certificates=(*certs,),
+            confidence_level=float(proto.get("level_used", proto["confidence_level"])),
+            family_id=f"{name}-{self.record.sha256[:12]}",
+            sources=(self.record.sha256,),
+            protocol_name=name,
+            _issuer=ISSUER,
+        )
+        self.ledger.complete(self._reserved.fingerprint, _outcome_json(family))
+        return family
+
+    def _certificates(
+        self,
+        backend: Backend,
+        workers: int,
+        scheduler: str | None,
+        progress: Callable[[int, int], None] | None,
+    ) -> list[Certificate]:
+        """Evaluate every registered test on the (already spent) reserved data."""
+        proto = self.record.content["protocol"]
+        level = float(proto.get("level_used", proto["confidence_level"]))
         delta = float(proto["delta"])
         alpha = float(proto["alpha_per_rate"])
-        family_id = f"{name}-{self.record.sha256[:12]}"
-        certs: list[Certificate] = []
+        family_id = f"{self.record.protocol_name}-{self.record.sha256[:12]}"
+        reserved = self._reserved
+        common: dict[str, Any] = {
+            "delta": delta,
+            "confidence_level": level,
+            "family_id": family_id,
+            "alpha_per_rate": alpha,
+            "protocol_fingerprint": self.record.sha256,
+            "data_fingerprint": reserved.fingerprint,
+            "_issuer": ISSUER,
+        }
+        if isinstance(reserved, ReservedStream):
+            fixed = [t for t in self.tests if isinstance(t, FixedTest)]
+            ones = reserved._count(
+                [t.predict for t in fixed], backend=backend, workers=workers,
+                scheduler=scheduler, progress=progress,
+            )
+            certs: list[Certificate] = []
+            for k, rule in enumerate(fixed):
+                n0, n1 = reserved.counts[rule.pair.a], reserved.counts[rule.pair.b]
+                evidence = _rate_evidence(
+                    int(ones[rule.pair.a][k]), n0, n1 - int(ones[rule.pair.b][k]), n1, alpha
+                )
+                certs.append(
+                    Certificate(
+                        method="mechanism_reserved", test_name=rule.name, pair=rule.pair,
+                        epsilon_lower=evidence.epsilon_lower_at(delta), evidence=evidence,
+                        assumptions=MECHANISM_ASSUMPTIONS, **common,
+                    )
+                )
+            return certs
+        certs = []
         for test in self.tests:
-            rows_a = self._reserved._take(test.pair.a)
-            rows_b = self._reserved._take(test.pair.b)
+            rows_a = reserved._take(test.pair.a)
+            rows_b = reserved._take(test.pair.b)
             if isinstance(test, MMDTest):
                 bound = mmd_lower_confidence_bound(rows_a, rows_b, test.bandwidth, 2.0 * alpha)
-                evidence = MMDEvidence(
+                mmd = MMDEvidence(
                     mmd_biased=bound.mmd_biased,
                     slack=bound.slack,
                     mmd_lower=bound.lower,
@@ -444,61 +584,24 @@ class SealedProtocol:
                 )
                 certs.append(
                     Certificate(
-                        method="mmd_reserved",
-                        test_name=test.name,
-                        pair=test.pair,
-                        delta=delta,
-                        epsilon_lower=evidence.epsilon_lower_at(delta),
-                        confidence_level=level,
-                        family_id=family_id,
-                        alpha_per_rate=alpha,
-                        evidence=evidence,
-                        protocol_fingerprint=self.record.sha256,
-                        data_fingerprint=self._reserved.fingerprint,
+                        method="mmd_reserved", test_name=test.name, pair=test.pair,
+                        epsilon_lower=mmd.epsilon_lower_at(delta), evidence=mmd,
                         assumptions=MMD_ASSUMPTIONS,
-                        equation="Eq. 14 and Sec. 4.3 (Gretton et al. 2012, Thm 7)",
-                        _issuer=ISSUER,
+                        equation="Eq. 14 and Sec. 4.3 (Gretton et al. 2012, Thm 7)", **common,
                     )
                 )
                 continue
             fp = int(test.predict(rows_a).sum())
             fn = int((~test.predict(rows_b)).sum())
-            u_fpr = clopper_pearson_upper(fp, len(rows_a), alpha)
-            u_fnr = clopper_pearson_upper(fn, len(rows_b), alpha)
+            evidence = _rate_evidence(fp, len(rows_a), fn, len(rows_b), alpha)
             certs.append(
                 Certificate(
-                    method="roc_reserved",
-                    test_name=test.name,
-                    pair=test.pair,
-                    delta=delta,
-                    epsilon_lower=epsilon_lower_from_error_bounds(u_fpr, u_fnr, delta),
-                    confidence_level=level,
-                    family_id=family_id,
-                    alpha_per_rate=alpha,
-                    evidence=ErrorRateEvidence(
-                        false_positives=fp,
-                        n_class0=len(rows_a),
-                        false_negatives=fn,
-                        n_class1=len(rows_b),
-                        u_fpr=u_fpr,
-                        u_fnr=u_fnr,
-                    ),
-                    protocol_fingerprint=self.record.sha256,
-                    data_fingerprint=self._reserved.fingerprint,
-                    assumptions=CERTIFICATE_ASSUMPTIONS,
-                    _issuer=ISSUER,
+                    method="roc_reserved", test_name=test.name, pair=test.pair,
+                    epsilon_lower=evidence.epsilon_lower_at(delta), evidence=evidence,
+                    assumptions=CERTIFICATE_ASSUMPTIONS, **common,
                 )
             )
-        family = CertificateFamily(
-            certificates=(*certs,),
-            confidence_level=level,
-            family_id=family_id,
-            sources=(self.record.sha256,),
-            protocol_name=name,
-            _issuer=ISSUER,
-        )
-        self.ledger.complete(self._reserved.fingerprint, _outcome_json(family))
-        return family
+        return certs
 
     def __reduce__(self) -> tuple[object, ...]:
         raise ProtocolError(
@@ -515,6 +618,18 @@ class SealedProtocol:
     def __repr__(self) -> str:
         state = "evaluated" if self._evaluated else "sealed"
         return f"SealedProtocol({self.record.protocol_name!r}, {len(self.tests)} tests, {state})"
+
+
+def _rate_evidence(fp: int, n0: int, fn: int, n1: int, alpha: float) -> ErrorRateEvidence:
+    """Error counts with their one-sided Clopper-Pearson upper bounds at ``alpha``."""
+    return ErrorRateEvidence(
+        false_positives=fp,
+        n_class0=n0,
+        false_negatives=fn,
+        n_class1=n1,
+        u_fpr=clopper_pearson_upper(fp, n0, alpha),
+        u_fnr=clopper_pearson_upper(fn, n1, alpha),
+    )
 
 
 def _outcome_json(family: CertificateFamily) -> str:

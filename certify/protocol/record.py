@@ -131,10 +131,30 @@ _RECORD_LAYOUT: Final[dict[str, dict[str, type | tuple[type, ...]]]] = {
     },
 }
 
+_MECHANISM_LAYOUT: Final[dict[str, dict[str, type | tuple[type, ...]]]] = {
+    "protocol": {
+        **_RECORD_LAYOUT["protocol"],
+        "evaluation": int,
+        "level_used": (int, float),
+    },
+    "data": {
+        "kind": str,
+        "mechanism": str,
+        "inputs": dict,
+        "seed": int,
+        "calls": int,
+        "development_fingerprint": str,
+        "reserved_fingerprint": str,
+        "reserved_counts": dict,
+    },
+}
+
 
 def _check_record_layout(data: Mapping[str, Any]) -> None:
     """Raise RecordError unless a hashed record has the sections and field types evaluation reads."""
-    for section, fields in _RECORD_LAYOUT.items():
+    section_data = data.get("data")
+    mechanism = isinstance(section_data, dict) and section_data.get("kind") == "mechanism"
+    for section, fields in (_MECHANISM_LAYOUT if mechanism else _RECORD_LAYOUT).items():
         part = data.get(section)
         if not isinstance(part, dict):
             raise RecordError(f"record section {section!r} must be an object; got {part!r:.60}.")

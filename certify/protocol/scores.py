@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
-from collections.abc import Callable
-from typing import Any, TypeAlias, final
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeAlias, final
 
 import attrs
 import numpy as np
@@ -14,7 +16,17 @@ from numpy.typing import NDArray
 from certify import _sklearn
 from certify.errors import DataError, EstimatorError, RecordError
 
-__all__ = ["FunctionScore", "LinearScore", "ScoreFunction", "ScoreModel", "SkopsScore"]
+__all__ = [
+    "BinnedScore",
+    "FunctionScore",
+    "HistogramScore",
+    "LaplaceScore",
+    "LinearScore",
+    "ScoreFunction",
+    "ScoreModel",
+    "SkopsScore",
+    "score_model_from_json",
+]
 
 ScoreFunction: TypeAlias = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 """A fixed score function: rows in, one score per row out (larger = more like class 1)."""
@@ -160,7 +172,13 @@ class FunctionScore:
 
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Scores of the rows of ``X``."""
-        out = np.asarray(self.function(X), dtype=np.float64).reshape(-1)
+        try:
+            out = np.asarray(self.function(X), dtype=np.float64).reshape(-1)
+        except Exception as exc:
+            raise EstimatorError(
+                f"score function {self.name!r} raised {type(exc).__name__}: {exc}. It must return "
+                "one finite score per row."
+            ) from exc
         if out.shape[0] != X.shape[0] or not np.all(np.isfinite(out)):
             raise EstimatorError(
                 f"score function {self.name!r} must return one finite score per row; got shape "
@@ -173,4 +191,295 @@ class FunctionScore:
         return {"kind": "function", "name": self.name}
 
 
-ScoreModel: TypeAlias = LinearScore | SkopsScore | FunctionScore
+def _check_dimension(X: NDArray[np.float64], d: int) -> None:
+    """Raise DataError unless ``X`` has ``d`` columns."""
+    if X.ndim != 2 or X.shape[1] != d:
+        raise DataError(
+            f"rows must have dimension {d} to be scored by this test; got shape {X.shape}."
+        )
+
+
+def _finite_tuple(values: Any) -> tuple[float, ...]:
+    """Converter: numbers to a tuple of finite floats (a record never holds NaN or infinity)."""
+    out = tuple(float(x) for x in values)
+    if not all(np.isfinite(out)):
+        raise RecordError("a stored score model must hold finite numbers only.")
+    return out
+
+
+def _rows_tuple(values: Any) -> tuple[tuple[float, ...], ...]:
+    """Converter: a sequence of rows to a tuple of tuples of finite floats."""
+    return tuple(_finite_tuple(row) for row in values)
+
+
+def _edges_tuple(values: Any) -> tuple[tuple[int, tuple[float, ...]], ...]:
+    """Converter: ``(coordinate, edges)`` pairs to a tuple of ``(int, tuple of float)``."""
+    return tuple((int(j), _finite_tuple(e)) for j, e in values)
+
+
+_HASH_MULTIPLIERS_SEED: Final = 0x5C0_8E5
+
+
+@functools.cache
+def _hash_multipliers(width: int) -> NDArray[np.uint64]:
+    """Fixed odd 64-bit multipliers of :func:`_row_hashes` (the same in every process)."""
+    draws = np.random.default_rng(_HASH_MULTIPLIERS_SEED).integers(
+        0, 2**63, size=width, dtype=np.uint64
+    )
+    out: NDArray[np.uint64] = (draws << np.uint64(1)) | np.uint64(1)
+    out.setflags(write=False)
+    return out
+
+
+def _row_hashes(X: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """A 64-bit hash of each row's float64 bytes (``-0.0`` counted as ``0.0``)."""
+    words = np.ascontiguousarray(X + 0.0, dtype=np.float64).view(np.uint64)
+    folded = (words >> np.uint64(32)) ^ words
+    return np.asarray(folded @ _hash_multipliers(words.shape[1]), dtype=np.uint64)
+
+
+@final
+@attrs.frozen
+class HistogramScore:
+    """A score per distinct output: the development log likelihood ratio of each output value.
+
+    For discrete outputs the likelihood-ratio event ``{y : p_b(y) / p_a(y) >= t}`` is a set of
+    output values; this model stores, as plain numbers, each output value seen on development
+    draws (``keys``) and its score (larger means class 1). Outputs never seen there score
+    ``default``. Continuous coordinates of mixed outputs can be cut into bins first: a
+    coordinate with ``edges`` is replaced by its bin number (0 below the first edge) before the
+    row is looked up.
+
+    Attributes
+    ----------
+    keys : tuple of tuple of float
+        Distinct (binned) output rows, each of the outputs' dimension.
+    scores : tuple of float
+        One score per key.
+    default : float
+        Score of any other output.
+    edges : tuple of (int, tuple of float)
+        ``(coordinate, increasing inner edges)`` of every binned coordinate; empty for none.
+    """
+
+    keys: tuple[tuple[float, ...], ...] = attrs.field(converter=_rows_tuple)
+    scores: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    default: float = attrs.field(converter=float)
+    edges: tuple[tuple[int, tuple[float, ...]], ...] = attrs.field(default=(), converter=_edges_tuple)
+    _table: Any = attrs.field(default=None, eq=False, repr=False, alias="_table")
+
+    def __attrs_post_init__(self) -> None:
+        if not self.keys or len(self.keys) != len(self.scores):
+            raise RecordError(
+                f"a histogram score needs one score per key and at least one key; got "
+                f"{len(self.keys)} keys and {len(self.scores)} scores."
+            )
+        if len({len(k) for k in self.keys}) != 1:
+            raise RecordError("every key of a histogram score must have the same dimension.")
+        if not np.isfinite(self.default):
+            raise RecordError(f"a histogram score's default must be finite; got {self.default!r}.")
+        width = len(self.keys[0])
+        for j, e in self.edges:
+            if not 0 <= j < width or any(b <= a for a, b in itertools.pairwise(e)):
+                raise RecordError(
+                    f"binned coordinate {j} must be in [0, {width}) with increasing edges."
+                )
+        keys = np.asarray(self.keys, dtype=np.float64) + 0.0
+        hashes = _row_hashes(keys)
+        order = np.argsort(hashes, kind="stable")
+        if np.unique(hashes).size != hashes.size:
+            if np.unique(keys, axis=0).shape[0] != keys.shape[0]:
+                raise RecordError("the keys of a histogram score must be distinct.")
+            raise RecordError("two keys of a histogram score share a hash; store fewer keys.")
+        table = (hashes[order], keys[order], np.asarray(self.scores, dtype=np.float64)[order])
+        object.__setattr__(self, "_table", table)
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X`` (``default`` for rows that are not keys)."""
+        hashes, keys, scores = self._table
+        _check_dimension(X, keys.shape[1])
+        X = self.cells(X)
+        h = _row_hashes(X)
+        at = np.minimum(np.searchsorted(hashes, h), hashes.size - 1)
+        hit = hashes[at] == h
+        hit[hit] = (keys[at[hit]] == X[hit] + 0.0).all(axis=1)
+        out = np.full(X.shape[0], self.default, dtype=np.float64)
+        out[hit] = scores[at[hit]]
+        return out
+
+    def cells(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The rows with every binned coordinate replaced by its bin number."""
+        if not self.edges:
+            return X
+        out = np.array(X, dtype=np.float64)
+        for j, e in self.edges:
+            out[:, j] = np.searchsorted(np.asarray(e), X[:, j], side="right")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {
+            "kind": "histogram",
+            "keys": [list(k) for k in self.keys],
+            "scores": list(self.scores),
+            "default": self.default,
+            "edges": [[j, list(e)] for j, e in self.edges],
+        }
+
+
+@final
+@attrs.frozen
+class BinnedScore:
+    """A score per interval of one output coordinate: a binned likelihood ratio.
+
+    Attributes
+    ----------
+    column : int
+        The coordinate that is binned.
+    edges : tuple of float
+        Increasing inner bin edges; bin ``i`` is ``[edges[i-1], edges[i])``.
+    scores : tuple of float
+        One score per bin (``len(edges) + 1``).
+    dimension : int
+        Number of output coordinates.
+    """
+
+    column: int
+    edges: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    scores: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    dimension: int
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.scores) != len(self.edges) + 1:
+            raise RecordError(
+                f"a binned score needs len(edges) + 1 scores; got {len(self.edges)} edges and "
+                f"{len(self.scores)} scores."
+            )
+        if any(b <= a for a, b in zip(self.edges, self.edges[1:], strict=False)):
+            raise RecordError("the edges of a binned score must increase.")
+        if not 0 <= self.column < self.dimension:
+            raise RecordError(
+                f"column must be in [0, {self.dimension}); got {self.column!r}."
+            )
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X``."""
+        _check_dimension(X, self.dimension)
+        at = np.searchsorted(np.asarray(self.edges), X[:, self.column], side="right")
+        out: NDArray[np.float64] = np.asarray(self.scores, dtype=np.float64)[at]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {
+            "kind": "binned",
+            "column": self.column,
+            "edges": list(self.edges),
+            "scores": list(self.scores),
+            "dimension": self.dimension,
+        }
+
+
+@final
+@attrs.frozen
+class LaplaceScore:
+    """The log likelihood ratio of two product-Laplace laws, from centres and scales.
+
+    ``score(x) = sum_j (|x_j - a_j| - |x_j - b_j|) / s_j``: the exact log likelihood ratio
+    ``log p_b(x) / p_a(x)`` when coordinate ``j`` is Laplace with centre ``a_j`` (class 0) or
+    ``b_j`` (class 1) and scale ``s_j``; a plug-in score otherwise.
+
+    Attributes
+    ----------
+    center_a, center_b : tuple of float
+        Per-coordinate centres (e.g. development medians) of class 0 and class 1.
+    scale : tuple of float
+        Positive per-coordinate scales.
+    """
+
+    center_a: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    center_b: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    scale: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if not len(self.center_a) == len(self.center_b) == len(self.scale) >= 1:
+            raise RecordError("centres and scales of a Laplace score must have one length.")
+        if min(self.scale) <= 0:
+            raise RecordError("the scales of a Laplace score must be positive.")
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X``."""
+        _check_dimension(X, len(self.scale))
+        a, b = np.asarray(self.center_a), np.asarray(self.center_b)
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        # |x - a| - |x - b| = sign(b - a) (2 clip(x, low, high) - low - high), computed so that
+        # both plateaus are exact constants: rounding in x can never move a score across a
+        # threshold there (a score that read the low bits of x would test the floating-point
+        # representation of the outputs, not their law)
+        sign = np.sign(b - a)
+        terms = sign * (2.0 * np.clip(X, low, high) - (low + high))
+        out: NDArray[np.float64] = terms @ (1.0 / np.asarray(self.scale))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {
+            "kind": "laplace",
+            "center_a": list(self.center_a),
+            "center_b": list(self.center_b),
+            "scale": list(self.scale),
+        }
+
+
+ScoreModel: TypeAlias = (
+    LinearScore | SkopsScore | FunctionScore | HistogramScore | BinnedScore | LaplaceScore
+)
+"""Every way a fixed test turns rows into scores; all but FunctionScore are stored as data."""
+
+
+def score_model_from_json(
+    m: Mapping[str, Any], score_functions: Mapping[str, ScoreFunction] | None = None
+) -> ScoreModel:
+    """Rebuild a score model from its record entry (never runs code from the record).
+
+    Raises
+    ------
+    RecordError
+        On an unknown kind, a malformed entry, or a function score whose function is not given.
+    """
+    kind = m["kind"]
+    if kind == "linear":
+        return LinearScore(tuple(m["coef"]), m["intercept"])
+    if kind == "skops":
+        return SkopsScore.from_blob(
+            base64.b64decode(m["data_base64"], validate=True), m["response"], m["sha256"]
+        )
+    if kind == "function":
+        fn = (score_functions or {}).get(m["name"])
+        if fn is None:
+            raise RecordError(
+                f"the record's test uses score function {m['name']!r}; pass it as "
+                f"score_functions={{{m['name']!r}: fn}}."
+            )
+        return FunctionScore(m["name"], fn)
+    if kind == "histogram":
+        edges = m.get("edges", [])
+        if not isinstance(edges, list) or not all(
+            isinstance(x, list) and len(x) == 2 and isinstance(x[1], list) for x in edges
+        ):
+            raise RecordError("a histogram score's edges must be a list of [coordinate, edges].")
+        return HistogramScore(
+            m["keys"], m["scores"], m["default"], [(_record_int(j), e) for j, e in edges]
+        )
+    if kind == "binned":
+        return BinnedScore(_record_int(m["column"]), m["edges"], m["scores"], _record_int(m["dimension"]))
+    if kind == "laplace":
+        return LaplaceScore(m["center_a"], m["center_b"], m["scale"])
+    raise RecordError(f"unknown model kind {kind!r} in the record.")
+
+
+def _record_int(value: object) -> int:
+    """An integer field of a record entry."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RecordError(f"expected an integer in the record; got {value!r}.")
+    return value

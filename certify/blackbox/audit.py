@@ -1,0 +1,531 @@
+"""Black-box audit of a callable mechanism: choose on development calls, certify on reserved calls.
+
+:func:`audit_mechanism` spends a budget of mechanism calls in two stages. Development calls on
+each candidate input pair choose everything: the pair, the test family, the orientation and the
+threshold (:mod:`certify.blackbox.events`). The choice is registered in a
+:class:`~certify.Protocol` and sealed against a :class:`~certify.data.stream.ReservedStream` of
+fresh calls; the sealed protocol then makes the reserved calls once, streamed in seeded chunks,
+and issues a :class:`~certify.CertificateFamily`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, final
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from certify._core import Pair, check_confidence_level, check_delta, check_int
+from certify.blackbox.events import Choice, Family, choose_event, resolve_families
+from certify.data.draws import (
+    Mechanism,
+    call_mechanism,
+    canonical_input,
+    check_calls,
+    input_label,
+    mechanism_identity,
+    mechanism_name,
+)
+from certify.data.stream import CHUNK_CALLS, Backend, ReservedStream
+from certify.errors import ParameterError
+from certify.protocol.fixed import FixedTest
+from certify.protocol.ledger import Ledger, evaluation_share
+from certify.protocol.lifecycle import Protocol
+from certify.protocol.record import PreregistrationRecord
+from certify.results import Certificate, CertificateFamily, Diagnostic
+
+__all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
+
+MIN_DEV_CALLS: Final = 1_000
+"""Fewest development calls per input pair (when the budget allows)."""
+
+MAX_DEV_VALUES: Final = 40_000_000
+"""Most development output numbers held in memory (calls times output dimension)."""
+
+DEV_ASSUMPTIONS: Final = (
+    "computed on development calls only; the value predicts the certified bound of the chosen "
+    "event and is no bound itself",
+)
+
+
+def default_ledger() -> Ledger:
+    """The ledger used when none is given: ``$CERTIFY_LEDGER``, else a per-user file.
+
+    The per-user file is ``$XDG_DATA_HOME/certify/mechanisms.ledger`` (by default
+    ``~/.local/share/certify/mechanisms.ledger``). Keeping one ledger per user means that
+    rerunning an audit with new seeds is counted even when no ledger is named.
+    """
+    path = os.environ.get("CERTIFY_LEDGER")
+    if not path:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        path = str(Path(base) / "certify" / "mechanisms.ledger")
+    return Ledger(path)
+
+
+@final
+@attrs.frozen
+class MechanismAudit:
+    """The outcome of :func:`audit_mechanism`.
+
+    Attributes
+    ----------
+    mechanism : str
+        The mechanism's readable name.
+    identity : str
+        The identity under which the ledger counts its evaluations.
+    certificate : Certificate
+        The certified lower bound on epsilon for the chosen input pair.
+    family : CertificateFamily
+        The family the certificate belongs to (one member).
+    development : tuple of Diagnostic
+        Every candidate (input pair and family) judged on development calls, best first.
+    record : PreregistrationRecord
+        The pre-registration record written at sealing.
+    evaluation : int
+        The number of this evaluation among the ledger's evaluations of the mechanism.
+    confidence_level : float
+        The level stated for the claim: all evaluations of this mechanism hold together at it.
+    level_used : float
+        This evaluation's own level, ``1 - (1 - confidence_level) * 6 / (pi^2 k^2)``.
+    calls : int
+        The budget, development and reserved calls together.
+    development_calls : int
+        Calls spent on development (all candidate pairs).
+    reserved_calls : Mapping[str, int]
+        Reserved calls per input of the chosen pair.
+    inputs : tuple of (str, str)
+        The candidate input pairs (labels: compact JSON), in the order given.
+    chosen : str
+        The chosen event, e.g. ``"coordinate[0] >= 3.2"``.
+    seconds : float
+        Wall time of the whole audit.
+    reserved_seconds : float
+        Wall time of the reserved evaluation (the streamed calls and their counting).
+    """
+
+    mechanism: str
+    identity: str
+    certificate: Certificate
+    family: CertificateFamily
+    development: tuple[Diagnostic, ...]
+    record: PreregistrationRecord
+    evaluation: int
+    confidence_level: float
+    level_used: float
+    calls: int
+    development_calls: int
+    reserved_calls: Mapping[str, int]
+    inputs: tuple[tuple[str, str], ...]
+    chosen: str
+    seconds: float
+    reserved_seconds: float
+
+    @property
+    def epsilon_lower(self) -> float:
+        """The certificate's lower confidence bound on epsilon (at its delta)."""
+        return self.certificate.epsilon_lower
+
+
+def _progress(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int], None] | None:
+    """A progress callback: the caller's, a line-based one on stderr, or none."""
+    if callable(enabled):
+        return enabled
+    if not enabled:
+        return None
+    from certify._progress import progress_callback
+
+    return progress_callback("reserved calls")
+
+
+def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[list[int], int]:
+    """Development calls per input for each round of the pair choice, and reserved calls per input.
+
+    One pair: a single round. Several pairs: successive halving; every screening round spends
+    the same share of half the development budget on the pairs still in the race (fresh calls
+    each round) and keeps the better half, until one pair is left; the last round, on that pair
+    alone with the other half of the budget, chooses the event.
+    """
+    dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
+    alive, sizes = n_pairs, [n_pairs]
+    while alive > 1:
+        alive = math.ceil(alive / 2)
+        sizes.append(alive)
+    if n_pairs > 1:
+        sizes[-1] = 1
+    # the last round (one pair, every family, the event itself) gets half of the budget, the
+    # screening rounds share the other half equally
+    shares = [dev_total] if len(sizes) == 1 else [dev_total // (2 * (len(sizes) - 1))] * (
+        len(sizes) - 1
+    ) + [dev_total // 2]
+    # one pair's development outputs are held in memory at a time: cap them
+    cap = MAX_DEV_VALUES // (2 * max(width, 1))
+    per_input = [max(min(share // (2 * s), cap), 4) for share, s in zip(shares, sizes, strict=True)]
+    spent = sum(2 * s * n for s, n in zip(sizes, per_input, strict=True))
+    reserved = (calls - spent) // 2
+    if reserved < 1:
+        raise ParameterError(
+            f"calls={calls} leaves no reserved calls after {spent} development calls; give a "
+            "larger budget (at least a few thousand calls)."
+        )
+    return per_input, reserved
+
+
+def _draw(
+    mechanism: Mechanism,
+    x: NDArray[Any],
+    n: int,
+    seq: np.random.SeedSequence,
+    name: str,
+    label: str,
+    width: int | None,
+) -> NDArray[np.float64]:
+    """``n`` development calls in chunks (the same chunking as the reserved stream)."""
+    parts = []
+    rng = np.random.Generator(np.random.PCG64(seq))
+    done = 0
+    while done < n:
+        size = min(CHUNK_CALLS, n - done)
+        part = call_mechanism(mechanism, x, size, rng, name=name, label=label, width=width)
+        width = part.shape[1]
+        parts.append(part)
+        done += size
+    return np.vstack(parts)
+
+
+def audit_mechanism(
+    mechanism: Mechanism,
+    input_a: object = None,
+    input_b: object = None,
+    *,
+    calls: int,
+    inputs: Sequence[tuple[object, object]] | None = None,
+    confidence_level: float = 0.95,
+    delta: float = 0.0,
+    tests: str | Sequence[str] = "certify",
+    seed: int = 0,
+    ledger: Ledger | None = None,
+    progress: bool | Callable[[int, int], None] = True,
+    dev_fraction: float = 0.2,
+    backend: Backend = "local",
+    workers: int = 1,
+    scheduler: str | None = None,
+    name: str | None = None,
+) -> MechanismAudit:
+    """Certify a lower bound on a mechanism's epsilon from calls on neighbouring inputs.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(x, n, rng)`` returning ``n`` outputs for the input ``x`` (a 1-D numpy
+        array), shape ``(n,)`` or ``(n, k)``, float, integer or boolean, drawing randomness only
+        from the numpy ``Generator`` ``rng``. A suite mechanism
+        (:data:`certify.blackbox.SUITE`) or any function.
+    input_a, input_b : array_like, optional
+        Two neighbouring inputs (numbers or 1-D lists of numbers).
+    calls : int
+        The whole budget of mechanism calls, development and reserved.
+    inputs : sequence of (input_a, input_b), optional
+        Several candidate pairs instead of ``input_a, input_b``; the pair is chosen on
+        development calls (each pair gets an equal share of them).
+    confidence_level : float, default 0.95
+        Level stated for the claim; every evaluation of this mechanism recorded in the ledger
+        holds together at it (see Notes).
+    delta : float, default 0.0
+        Delta at which the certificate states ``epsilon_lower``.
+    tests : "certify", "paper" or sequence of str, default "certify"
+        Test families to choose among (:data:`certify.blackbox.events.FAMILIES`); ``"paper"``
+        is the logistic test alone.
+    seed : int, default 0
+        Seed of every call (development and reserved) and of randomized fits.
+    ledger : Ledger, optional
+        Records the pre-registration, spends the reserved stream and counts evaluations of the
+        mechanism; default :func:`default_ledger`.
+    progress : bool or callable, default True
+        Progress of the reserved calls on stderr, or a callback ``(done, total)``.
+    dev_fraction : float, default 0.2
+        Share of the budget for development calls (at least 1,000 calls per pair when the budget
+        allows; capped so that one pair's development outputs fit in memory). Choosing the
+        input pair and the event well is worth more than the few reserved calls it costs: the
+        bound's sampling loss grows only as ``1 / sqrt(reserved calls)``.
+    backend : {"local", "dask"}, default "local"
+        Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
+        only counts travel back, and the certificate equals the local one.
+    workers : int, default 1
+        Local processes (or LocalCluster workers) for the reserved calls.
+    scheduler : str, optional
+        Dask scheduler address (``backend="dask"``); default a new LocalCluster.
+    name : str, optional
+        A readable name for reports; default the suite name or ``module:qualname``.
+
+    Returns
+    -------
+    MechanismAudit
+
+    Raises
+    ------
+    ParameterError
+        On invalid settings, equal inputs, or a budget too small to leave reserved calls.
+    MechanismError
+        If the mechanism raises or returns outputs that cannot be audited (NaN, infinity, a
+        wrong shape, another number of outputs than asked, non-numeric values). After sealing,
+        the reserved stream stays spent and the ledger marks the evaluation failed.
+    ReservedSplitReusedError
+        If the same reserved calls (same mechanism, inputs, seed and budget) were evaluated.
+
+    Notes
+    -----
+    Guarantee: with probability at least ``level_used`` over the reserved calls, the
+    mechanism is not ``(epsilon, delta)``-DP for any ``epsilon < certificate.epsilon_lower``,
+    provided each call draws fresh, independent randomness. The event was fixed on
+    development calls before any reserved call was made; the two probabilities are bounded by
+    one-sided Clopper-Pearson bounds (a union bound over the two) and combined by Eq. 16.
+
+    Reruns: the ledger numbers every evaluation of a mechanism identity (any inputs, any
+    seed). The ``k``-th spends ``(1 - confidence_level) * 6 / (pi^2 k^2)`` of the error budget,
+    so all evaluations of the claim hold together at ``confidence_level``; rerunning with new
+    seeds until one refutes cannot manufacture a refutation at the stated level. The first
+    evaluation uses level ``1 - 0.608 (1 - confidence_level)``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> def laplace(x, n, rng):
+    ...     return x[0] + rng.laplace(0.0, 1.0, size=n)
+    >>> ledger = Ledger(os.path.join(tempfile.mkdtemp(), "m.ledger"))
+    >>> audit = audit_mechanism(laplace, 0.0, 1.0, calls=200_000, ledger=ledger, progress=False)
+    >>> 0.8 < audit.certificate.epsilon_lower <= 1.0
+    True
+    """
+    start = time.perf_counter()
+    calls = check_calls(calls)
+    confidence_level = check_confidence_level(confidence_level)
+    delta = check_delta(delta)
+    seed = check_int(seed, "seed", 0)
+    workers = check_int(workers, "workers", 1)
+    families = resolve_families(tests)
+    if isinstance(dev_fraction, bool) or not 0.0 < float(dev_fraction) < 1.0:
+        raise ParameterError(f"dev_fraction must be a number in (0, 1); got {dev_fraction!r}.")
+    if backend not in ("local", "dask"):
+        raise ParameterError(f"backend must be 'local' or 'dask'; got {backend!r}.")
+    if scheduler is not None and backend != "dask":
+        raise ParameterError("scheduler is used only with backend='dask'.")
+    if not callable(mechanism):
+        raise ParameterError(f"mechanism must be callable as mechanism(x, n, rng); got {mechanism!r}.")
+    pairs = _candidate_pairs(input_a, input_b, inputs)
+    ledger = default_ledger() if ledger is None else ledger
+    if not isinstance(ledger, Ledger):
+        raise ParameterError(f"ledger must be a Ledger; got {type(ledger).__name__}.")
+    identity = mechanism_identity(mechanism)
+    readable = name or mechanism_name(mechanism)
+    earlier = len(ledger.evaluations(identity))
+    alpha_plan = (1.0 - confidence_level) * evaluation_share(earlier + 1) / 2.0
+
+    # -- development: every choice, on calls that are never reused --------------------------
+    root = np.random.SeedSequence(seed)
+    probe = call_mechanism(
+        mechanism, pairs[0][0][1], 1, np.random.default_rng(root.spawn(1)[0]), name=readable,
+        label=pairs[0][0][0], width=None,
+    )
+    width = probe.shape[1]
+    rounds, reserved_n = _budget(calls, len(pairs), float(dev_fraction), width)
+    seqs = iter(np.random.SeedSequence(seed, spawn_key=(1,)).spawn(4 * len(pairs) * len(rounds)))
+
+    def develop(p: int, n: int, fams: Sequence[Family]) -> list[tuple[int, int, Choice]]:
+        (la, xa), (lb, xb) = pairs[p]
+        dev_a = _draw(mechanism, xa, n, next(seqs), readable, la, width)
+        dev_b = _draw(mechanism, xb, n, next(seqs), readable, lb, width)
+        return [
+            (p, n, c)
+            for c in choose_event(
+                dev_a, dev_b, fams, reserved_a=reserved_n, reserved_b=reserved_n,
+                alpha_per_rate=alpha_plan, delta=delta, seed=seed,
+            )
+        ]
+
+    # successive halving over the candidate pairs with the cheap families, fresh calls in each
+    # round; the last round, on the one pair left, tries every family and chooses the event
+    cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
+    alive = list(range(len(pairs)))
+    development: list[tuple[int, int, Choice]] = []
+    for n in rounds[:-1]:
+        scored: dict[int, tuple[float, float]] = {}
+        for p in alive:
+            found = develop(p, n, cheap)
+            development.extend(found)
+            scored[p] = max(((c.value, c.plug_in) for _, _, c in found), default=(-1.0, -1.0))
+        alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
+    chosen_pair = alive[0]
+    final = develop(chosen_pair, rounds[-1], families)
+    if not final:
+        raise ParameterError(
+            f"no test family in {families!r} applies to these outputs; use tests='certify'."
+        )
+    development = final + development
+    best = final[0][2]
+    (la, xa), (lb, xb) = pairs[chosen_pair]
+    dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, rounds)
+    test = FixedTest(
+        pair=Pair(la, lb),
+        model=best.model,
+        threshold=best.threshold,
+        orientation=best.orientation,
+        development_fingerprint=dev_fingerprint,
+        name=best.label,
+        development_auc=best.auc,
+    )
+    diagnostics = tuple(_diagnostic(pairs[p], c, n) for p, n, c in development)
+
+    # -- sealing and the one reserved evaluation ---------------------------------------------
+    stream = ReservedStream.create(
+        mechanism,
+        {la: xa, lb: xb},
+        {la: reserved_n, lb: reserved_n},
+        identity=identity,
+        name=readable,
+        seed=seed,
+        calls=calls,
+        width=width,
+        development_fingerprint=dev_fingerprint,
+    )
+    protocol = Protocol(
+        name=f"mechanism:{readable}",
+        confidence_level=confidence_level,
+        delta=delta,
+        annotations={
+            "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
+            "development_calls_per_input_by_round": rounds,
+            "families": list(families),
+            "development": [
+                {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
+                 "plug_in": c.plug_in, "auc": c.auc, "calls_per_input": n}
+                for p, n, c in development[:50]
+            ],
+        },
+    )
+    protocol.register(test)
+    sealed = protocol.seal(stream, ledger)
+    reserved_start = time.perf_counter()
+    family = sealed.evaluate(
+        backend=backend, workers=workers, scheduler=scheduler, progress=_progress(progress)
+    )
+    reserved_seconds = time.perf_counter() - reserved_start
+    proto = sealed.record.content["protocol"]
+    op = ">=" if best.orientation > 0 else "<="
+    return MechanismAudit(
+        mechanism=readable,
+        identity=identity,
+        certificate=family.certificates[0],
+        family=family,
+        development=diagnostics,
+        record=sealed.record,
+        evaluation=int(proto["evaluation"]),
+        confidence_level=confidence_level,
+        level_used=float(proto["level_used"]),
+        calls=calls,
+        development_calls=_development_calls(len(pairs), rounds),
+        reserved_calls={la: reserved_n, lb: reserved_n},
+        inputs=tuple((a[0], b[0]) for a, b in pairs),
+        chosen=f"{best.label} {op} {best.threshold:.6g}",
+        seconds=time.perf_counter() - start,
+        reserved_seconds=reserved_seconds,
+    )
+
+
+def _development_calls(n_pairs: int, rounds: Sequence[int]) -> int:
+    """Development calls of all rounds of the pair choice (both inputs)."""
+    alive, total = n_pairs, 0
+    for k, n in enumerate(rounds):
+        total += 2 * (1 if k == len(rounds) - 1 else alive) * n
+        alive = math.ceil(alive / 2)
+    return total
+
+
+def _candidate_pairs(
+    input_a: object, input_b: object, inputs: Sequence[tuple[object, object]] | None
+) -> list[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]]:
+    """Labelled, validated candidate input pairs."""
+    if inputs is None:
+        if input_a is None or input_b is None:
+            raise ParameterError(
+                "give two neighbouring inputs (input_a, input_b) or a list inputs=[(a, b), ...]."
+            )
+        raw: list[Any] = [(input_a, input_b)]
+    else:
+        if input_a is not None or input_b is not None:
+            raise ParameterError("give either input_a and input_b or inputs=[...], not both.")
+        raw = list(inputs)
+        if not raw:
+            raise ParameterError("inputs must hold at least one pair (a, b).")
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for k, pair in enumerate(raw):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise ParameterError(f"inputs[{k}] must be a pair (a, b); got {pair!r:.80}.")
+        xa = canonical_input(pair[0], f"inputs[{k}][0]" if inputs is not None else "input_a")
+        xb = canonical_input(pair[1], f"inputs[{k}][1]" if inputs is not None else "input_b")
+        la, lb = input_label(xa), input_label(xb)
+        if la == lb:
+            raise ParameterError(
+                f"the two inputs of a pair must differ; got {la} twice. Neighbouring inputs "
+                "differ in one record."
+            )
+        if xa.shape != xb.shape:
+            raise ParameterError(
+                f"the two inputs of a pair must have one length; got {xa.size} and {xb.size}."
+            )
+        if (la, lb) not in seen:
+            seen.add((la, lb))
+            out.append(((la, xa), (lb, xb)))
+    return out
+
+
+def _dev_fingerprint(
+    identity: str,
+    pairs: Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]],
+    seed: int,
+    calls: int,
+    dev_n: Sequence[int],
+) -> str:
+    """Fingerprint of the development calls: a function of exactly these settings."""
+    import hashlib
+
+    content = json.dumps(
+        {
+            "format": "certify.development-calls.v1",
+            "identity": identity,
+            "pairs": [[a[0], b[0]] for a, b in pairs],
+            "seed": seed,
+            "calls": calls,
+            "per_input": list(dev_n),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _diagnostic(
+    pair: tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]], choice: Choice, dev_n: int
+) -> Diagnostic:
+    """A development candidate as a Diagnostic (a ranking score, no DP meaning)."""
+    return Diagnostic(
+        method="mechanism_development",
+        score=choice.value,
+        pair=Pair(pair[0][0], pair[1][0]),
+        assumptions=DEV_ASSUMPTIONS,
+        equation="Eq. 16 at pessimistic development rates",
+        n_samples=(dev_n, dev_n),
+        parameters={"test": choice.label, "family": choice.family},
+        details={
+            "plug_in": choice.plug_in,
+            "auc": choice.auc,
+            "orientation": choice.orientation,
+            "threshold": choice.threshold,
+        },
+    )

@@ -1,0 +1,399 @@
+"""Test families for mechanism outputs, and the choice of one event on development draws.
+
+A black-box certificate bounds the probabilities of one event under two inputs (Eq. 16). Its
+power is the event's: the likelihood-ratio event ``{y : p_b(y) / p_a(y) >= t}`` is the best one
+(Neyman-Pearson), so every family here estimates a score that orders outputs by that ratio,
+and the threshold is chosen to maximize the bound the reserved calls are expected to certify,
+not fixed at a tail probability. Families, each stored as plain numbers (or, for the boosted
+trees, a skops file that loads only scikit-learn types):
+
+- ``histogram``: discrete outputs; the smoothed development log ratio of each output value;
+- ``coordinate``: one output coordinate itself (a threshold on a scalar output);
+- ``binned``: one continuous coordinate cut into quantile bins, scored by the bin's log ratio
+  (events that are not a single tail);
+- ``laplace``: the exact log ratio of two product-Laplace laws, from medians and scales;
+- ``linear``: a shrinkage linear discriminant (Gaussian-like or counting outputs);
+- ``logistic``: logistic regression (the paper's test, Sec. 6.5);
+- ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
+
+Development draws are split in two halves: the first fits each family's score, the second
+chooses the orientation and threshold (and among families and input pairs) by
+:func:`~certify.protocol.criterion.robust_cut`: pessimistic development rates, required to hold
+on both quarters of the development draws separately, so that a search over thousands of
+thresholds does not reward a chance tail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final, Literal, TypeAlias, cast, final
+
+import attrs
+import numpy as np
+from numpy.typing import NDArray
+
+from certify.data.draws import is_discrete
+from certify.errors import ParameterError
+from certify.protocol.criterion import FEW_CUTS, FEW_CUTS_LEVEL, best_cut, robust_cut
+from certify.protocol.scores import (
+    BinnedScore,
+    HistogramScore,
+    LaplaceScore,
+    LinearScore,
+    ScoreModel,
+    SkopsScore,
+)
+
+__all__ = [
+    "DEV_LEVEL",
+    "FAMILIES",
+    "Choice",
+    "Family",
+    "choose_event",
+    "resolve_families",
+]
+
+Family: TypeAlias = Literal[
+    "histogram", "coordinate", "binned", "laplace", "linear", "logistic", "boosted"
+]
+"""Names of the mechanism test families."""
+
+FAMILIES: Final[tuple[Family, ...]] = (
+    "histogram", "coordinate", "binned", "laplace", "linear", "logistic", "boosted"
+)
+"""Every family, in the order ties are broken (simpler first)."""
+
+DEV_LEVEL: Final = 0.05
+"""Level of the pessimistic development rates that rank thresholds (see ``pessimistic_bound``)."""
+
+_MAX_KEYS: Final = 20_000
+_MAX_COORDINATES: Final = 64
+_BINS: Final = 128
+_CELL_BINS: Final = 16
+_FIT_ROWS: Final = 100_000
+_SCORED_ROWS: Final = 200_000
+_BOOSTED_MARGIN: Final = 0.01
+_FEW_VALUES: Final = 4096
+_WELL_COUNTED: Final = 20
+
+
+@final
+@attrs.frozen
+class Choice:
+    """One family's best event for one input pair, judged on development draws.
+
+    Attributes
+    ----------
+    family : str
+        The family.
+    model : ScoreModel
+        Its score, fitted on the first half of the development draws.
+    orientation : int
+        ``+1``: predict input b when ``score >= threshold``; ``-1``: when ``score <= threshold``.
+    threshold : float
+        The threshold, chosen on the second half.
+    value : float
+        The bound the reserved calls are expected to certify with pessimistic development
+        rates (a ranking criterion, not a bound).
+    plug_in : float
+        The same with plug-in development rates (breaks ties when ``value`` is 0).
+    auc : float
+        Area under the ROC curve of the oriented score on the second half.
+    label : str
+        A short description (``"coordinate[2]"``, ``"histogram (37 values)"``).
+    """
+
+    family: str
+    model: ScoreModel
+    orientation: int
+    threshold: float
+    value: float
+    plug_in: float
+    auc: float
+    label: str
+
+
+def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
+    """The families a ``tests`` argument names (``"certify"``: all; ``"paper"``: logistic).
+
+    Raises
+    ------
+    ParameterError
+        On an unknown name or an empty list.
+
+    Examples
+    --------
+    >>> resolve_families("paper")
+    ('logistic',)
+    """
+    if isinstance(tests, str):
+        if tests == "certify":
+            return FAMILIES
+        if tests == "paper":
+            return ("logistic",)
+        tests = [tests]
+    names = tuple(tests)
+    if not names:
+        raise ParameterError("tests must name at least one family; got an empty list.")
+    for name in names:
+        if name not in FAMILIES:
+            raise ParameterError(
+                f"tests must be 'certify', 'paper' or family names from {FAMILIES!r}; got {name!r}."
+            )
+    return cast(tuple[Family, ...], names)
+
+
+def _log_ratio(
+    count_b: NDArray[np.float64], n_b: int, count_a: NDArray[np.float64], n_a: int
+) -> NDArray[np.float64]:
+    """Smoothed log ``p_b / p_a`` of cells from their counts (half a count added to each cell)."""
+    out: NDArray[np.float64] = np.log((count_b + 0.5) / (n_b + 0.5)) - np.log(
+        (count_a + 0.5) / (n_a + 0.5)
+    )
+    return out
+
+
+def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The development log ratio of each output value; continuous coordinates binned first.
+
+    Continuous coordinates of mixed outputs (released noisy values beside flags, say) are cut
+    at pooled quantiles into at most :data:`_CELL_BINS` bins. The most frequent values are kept
+    when there are very many.
+    """
+    edges: list[tuple[int, list[float]]] = []
+    for j in range(fit_a.shape[1]):
+        column = np.concatenate([fit_a[:, j], fit_b[:, j]])
+        if not is_discrete(column.reshape(-1, 1)):
+            cuts = np.unique(np.quantile(column, np.linspace(0, 1, _CELL_BINS + 1)[1:-1]))
+            edges.append((j, cuts.tolist()))
+    if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
+        return None  # a single continuous coordinate: the binned family covers it
+    probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
+    both = probe.cells(np.vstack([fit_a, fit_b])) + 0.0
+    keys, inverse, counts = np.unique(both, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    if keys.shape[0] > _MAX_KEYS:
+        if edges:
+            return None  # too many cells of binned coordinates: too sparse to estimate ratios
+        keep = np.sort(np.argsort(-counts, kind="stable")[:_MAX_KEYS])
+    else:
+        keep = np.arange(keys.shape[0])
+    ca = np.bincount(inverse[: fit_a.shape[0]], minlength=keys.shape[0]).astype(np.float64)
+    cb = np.bincount(inverse[fit_a.shape[0] :], minlength=keys.shape[0]).astype(np.float64)
+    scores = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0])
+    label = f"histogram ({keep.size} values{', binned' if edges else ''})"
+    return HistogramScore(keys[keep].tolist(), scores[keep].tolist(), 0.0, edges), label
+
+
+def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
+    """Quantile bins of coordinate ``j`` scored by their development log ratio."""
+    pooled = np.concatenate([fit_a[:, j], fit_b[:, j]])
+    edges = np.unique(np.quantile(pooled, np.linspace(0, 1, _BINS + 1)[1:-1]))
+    if edges.size < 2:
+        return None
+    ca = np.bincount(np.searchsorted(edges, fit_a[:, j], side="right"), minlength=edges.size + 1)
+    cb = np.bincount(np.searchsorted(edges, fit_b[:, j], side="right"), minlength=edges.size + 1)
+    scores = _log_ratio(cb.astype(np.float64), fit_b.shape[0], ca.astype(np.float64), fit_a.shape[0])
+    return BinnedScore(j, edges.tolist(), scores.tolist(), fit_a.shape[1]), f"binned[{j}]"
+
+
+def _laplace(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The product-Laplace log ratio with medians and pooled mean absolute deviations."""
+    ma, mb = np.median(fit_a, axis=0), np.median(fit_b, axis=0)
+    scale = np.concatenate([np.abs(fit_a - ma), np.abs(fit_b - mb)]).mean(axis=0)
+    floor = 1e-9 * max(float(np.abs(np.concatenate([ma, mb])).max()), 1.0)
+    if not np.all(scale > floor):
+        scale = np.maximum(scale, floor)
+    return LaplaceScore(ma.tolist(), mb.tolist(), scale.tolist()), "laplace"
+
+
+def _subsample(x: NDArray[np.float64], rows: int) -> NDArray[np.float64]:
+    """The first ``rows`` rows (draws are iid, so any fixed subset is a random one)."""
+    return x[:rows]
+
+
+def _sklearn_model(
+    family: Family, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> tuple[ScoreModel, str] | None:
+    """A fitted linear, logistic or boosted-trees score."""
+    from certify.protocol.families import LinearDiscriminant
+
+    xa, xb = _subsample(fit_a, _FIT_ROWS), _subsample(fit_b, _FIT_ROWS)
+    if family == "linear":
+        est: Any = LinearDiscriminant("ledoit_wolf")
+    elif family == "logistic":
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        est = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        est = HistGradientBoostingClassifier(
+            max_iter=30, learning_rate=0.2, max_leaf_nodes=31, early_stopping=False,
+            random_state=seed,
+        )
+    X = np.vstack([xa, xb])
+    y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
+    est.fit(X, y)
+    if family == "linear":
+        coef = np.asarray(est.coef_, dtype=np.float64).reshape(-1)
+        return LinearScore(coef.tolist(), float(np.asarray(est.intercept_).reshape(-1)[0])), "linear"
+    if family == "logistic":
+        scaler, logistic = est[0], est[1]
+        coef = np.asarray(logistic.coef_, dtype=np.float64).reshape(-1) / scaler.scale_
+        intercept = float(logistic.intercept_[0]) - float(coef @ scaler.mean_)
+        return LinearScore(coef.tolist(), intercept), "logistic"
+    return SkopsScore.from_estimator(est, "decision_function"), "boosted"
+
+
+def _fitted(
+    family: Family, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> list[tuple[ScoreModel, str]]:
+    """The fitted scores of one family (several for per-coordinate families)."""
+    width = fit_a.shape[1]
+    discrete = is_discrete(fit_a) and is_discrete(fit_b)
+    out: list[tuple[ScoreModel, str] | None] = []
+    if family == "histogram":
+        out.append(_histogram(fit_a, fit_b))
+    elif family == "coordinate":
+        for j in range(min(width, _MAX_COORDINATES)):
+            coef = [0.0] * width
+            coef[j] = 1.0
+            out.append((LinearScore(coef, 0.0), f"coordinate[{j}]"))
+    elif family == "binned":
+        for j in range(min(width, _MAX_COORDINATES)):
+            if not (is_discrete(fit_a[:, j : j + 1]) and is_discrete(fit_b[:, j : j + 1])):
+                out.append(_binned(fit_a, fit_b, j))
+    elif family == "laplace":
+        if not discrete:
+            out.append(_laplace(fit_a, fit_b))
+    elif family in ("linear", "logistic"):
+        if width > 1:
+            out.append(_sklearn_model(family, fit_a, fit_b, seed))
+    elif width > 1:  # one coordinate: the binned family already scores any 1-D ratio
+        out.append(_sklearn_model(family, fit_a, fit_b, seed))
+    return [o for o in out if o is not None]
+
+
+def _histogram_choice(
+    dev_a: NDArray[np.float64],
+    dev_b: NDArray[np.float64],
+    reserved_a: int,
+    reserved_b: int,
+    alpha_per_rate: float,
+    delta: float,
+) -> Choice:
+    """The likelihood-ratio event of a discrete output with few, well-counted values.
+
+    Every other family's event is a coarser union of output values, so the histogram alone is
+    used; with few nested events to choose from (the values in the order of their ratio) there
+    is little room for a chance winner, so all development calls both order the values and pick
+    the cut, at the relaxed pessimistic level for few cuts.
+    """
+    fitted = _histogram(dev_a, dev_b)
+    assert fitted is not None
+    model, label = fitted
+    s0, s1 = model.score(dev_a), model.score(dev_b)
+    few = len(np.unique(np.concatenate([s0, s1]))) <= FEW_CUTS
+    orientation, threshold, value = best_cut(
+        s0, s1, reserved_a, reserved_b, alpha_per_rate, delta,
+        dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL,
+    )
+    _, _, plug_in = best_cut(s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5)
+    auc = _auc(orientation * s0, orientation * s1)
+    return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
+
+
+def _well_estimated(
+    histogram: list[tuple[ScoreModel, str]], fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]
+) -> bool:
+    """Whether a discrete histogram holds few values, nearly all of them counted often."""
+    if not histogram or not (is_discrete(fit_a) and is_discrete(fit_b)):
+        return False
+    model = histogram[0][0]
+    if not isinstance(model, HistogramScore) or len(model.keys) > _FEW_VALUES:
+        return False
+    both = np.vstack([fit_a, fit_b]) + 0.0
+    _, counts = np.unique(both, axis=0, return_counts=True)
+    return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * both.shape[0])
+
+
+def _auc(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> float:
+    """Mann-Whitney AUC of ``s1`` over ``s0`` (ties count one half)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(np.concatenate([s0, s1]))
+    n0, n1 = s0.size, s1.size
+    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
+
+
+def choose_event(
+    dev_a: NDArray[np.float64],
+    dev_b: NDArray[np.float64],
+    families: Sequence[Family],
+    *,
+    reserved_a: int,
+    reserved_b: int,
+    alpha_per_rate: float,
+    delta: float,
+    seed: int,
+) -> list[Choice]:
+    """Every family's best event for one input pair, best first.
+
+    Parameters
+    ----------
+    dev_a, dev_b : numpy.ndarray, shape (n, k)
+        Development outputs on input a and input b (float64 rows).
+    families : sequence of str
+        Families to try (:data:`FAMILIES`); a family that does not apply to the outputs (a
+        histogram of continuous values, say) is skipped.
+    reserved_a, reserved_b : int
+        Planned reserved calls per input.
+    alpha_per_rate : float
+        Planned Bonferroni level of each error bound.
+    delta : float
+        Delta of the certified statement.
+    seed : int
+        Seed of randomized fits (boosted trees).
+
+    Returns
+    -------
+    list of Choice
+        Sorted by ``value`` (descending), ties in family order.
+
+    Notes
+    -----
+    The first half of each input's development draws fits the scores, the second half picks
+    orientation and threshold; nothing here sees a reserved call, so the choice, however it
+    is made, leaves the certificate valid.
+    """
+    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+    fit_a, sel_a = dev_a[:half_a], dev_a[half_a:]
+    fit_b, sel_b = dev_b[:half_b], dev_b[half_b:]
+    choices: list[tuple[float, float, int, Choice]] = []
+    fitted = {family: _fitted(family, fit_a, fit_b, seed) for family in families if family == "histogram"}
+    if _well_estimated(fitted.get("histogram", []), fit_a, fit_b):
+        return [_histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta)]
+    for rank, family in enumerate(families):
+        found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
+        for model, label in found:
+            rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
+            s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
+            m0, m1 = s0.size // 2, s1.size // 2
+            orientation, threshold, value, plug_in = robust_cut(
+                [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])], reserved_a, reserved_b,
+                alpha_per_rate, delta, dev_level=DEV_LEVEL,
+            )
+            if not math.isfinite(threshold):
+                continue
+            auc = _auc(orientation * s0, orientation * s1)
+            choice = Choice(family, model, orientation, threshold, value, plug_in, auc, label)
+            # boosted trees score reserved calls tens of times slower than the other families:
+            # they must win by a margin, not by development noise
+            penalty = _BOOSTED_MARGIN if family == "boosted" else 0.0
+            choices.append((value - penalty, plug_in - penalty, -rank, choice))
+    choices.sort(key=lambda c: (c[0], c[1], c[2]), reverse=True)
+    return [c[3] for c in choices]

@@ -1,0 +1,166 @@
+"""The report of a black-box mechanism audit: certificate, development choice, manifest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from certify.blackbox.audit import MechanismAudit
+from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
+
+__all__ = ["mechanism_markdown", "mechanism_summary"]
+
+
+def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, Any]:
+    """The one-line JSON summary of an audit (``certify audit-mechanism --json``).
+
+    Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``,
+    ``claimed_epsilon``, ``verdict`` (``"Refuted"``, ``"Inconclusive"``, or None without a
+    claim), ``confidence_level`` (the claim's level over all evaluations), ``level_used``,
+    ``evaluation``, ``pair``, ``test``, ``seconds``.
+    """
+    verdict: str | None = None
+    if claim is not None:
+        verdict = "Refuted" if isinstance(refute(claim, audit.family), Refuted) else "Inconclusive"
+    c = audit.certificate
+    return {
+        "mechanism": audit.mechanism,
+        "identity": audit.identity,
+        "calls": audit.calls,
+        "epsilon_lower": c.epsilon_lower,
+        "delta": c.delta,
+        "status": "Certificate",
+        "claimed_epsilon": None if claim is None else claim.epsilon,
+        "verdict": verdict,
+        "confidence_level": audit.confidence_level,
+        "level_used": audit.level_used,
+        "evaluation": audit.evaluation,
+        "pair": [c.pair.a, c.pair.b],
+        "test": audit.chosen,
+        "seconds": round(audit.seconds, 3),
+    }
+
+
+def mechanism_markdown(
+    audit: MechanismAudit,
+    *,
+    claim: Claim | None = None,
+    man: Mapping[str, Any] | None = None,
+    figures: Sequence[str] = (),
+    published: Sequence[tuple[str, float, float]] = (),
+) -> str:
+    """The Markdown report of a mechanism audit.
+
+    Parameters
+    ----------
+    audit : MechanismAudit
+        The audit.
+    claim : Claim, optional
+        The claim to test; without one the report states no verdict.
+    man : Mapping, optional
+        A run manifest (:func:`certify.report.manifest`).
+    figures : sequence of str
+        Captions of figures to show (written beside the report by ``write_report``).
+    published : sequence of (tool, epsilon_lower, confidence_level)
+        Lower bounds other tools published for this mechanism, shown for comparison.
+
+    Returns
+    -------
+    str
+    """
+    c = audit.certificate
+    lines = [f"# Mechanism audit: {audit.mechanism}", ""]
+    lines += ["## Certificate", "", STATUS_MEANING["Certificate"], ""]
+    lines += [
+        "| input a (class 0) | input b (class 1) | event (predicts b) | reserved calls a / b | "
+        "a-calls in the event | b-calls outside | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "|---|---|---|---|---|---|---|---|---|",
+        f"| `{c.pair.a}` | `{c.pair.b}` | {audit.chosen} | {c.n_class0} / {c.n_class1} | "
+        f"{c.false_positives} | {c.false_negatives} | {c.u_fpr:.6f} | {c.u_fnr:.6f} | "
+        f"**{_fmt(c.epsilon_lower)}** |",
+        "",
+    ]
+    k = audit.evaluation
+    if c.epsilon_lower > 0:
+        lines.append(
+            f"With at least {audit.level_used:.4f} confidence over the reserved calls, "
+            f"{audit.mechanism} is not (epsilon, {c.delta:g})-DP for any epsilon below "
+            f"{_fmt(c.epsilon_lower)}, provided each call draws fresh randomness."
+        )
+    else:
+        lines.append(
+            f"No positive bound: at {audit.level_used:.4f} confidence the event's probabilities "
+            "under the two inputs do not exclude epsilon = 0. This is not evidence of privacy."
+        )
+    lines += [
+        "",
+        f"This is evaluation {k} of `{audit.identity}` in this ledger. The k-th evaluation of a "
+        f"mechanism spends 6/(pi^2 k^2) of the error budget 1 - {audit.confidence_level:g}, so "
+        f"all {k} evaluation(s) hold together at confidence {audit.confidence_level:g}; this "
+        f"one used level {audit.level_used:.4f} (each error rate bounded one-sided at "
+        f"{c.alpha_per_rate:.3g}).",
+        "",
+        "Assumptions:",
+        "",
+        *[f"- {a}" for a in c.assumptions],
+        "",
+    ]
+    lines += ["## Verdict", ""]
+    if claim is None:
+        lines.append("No claim was stated; no verdict.")
+    else:
+        verdict = refute(claim, audit.family)
+        match verdict:
+            case Refuted():
+                lines.append(f"**Refuted.** {str(verdict).removeprefix('Refuted: ')}")
+            case Inconclusive():
+                lines.append(f"**Inconclusive.** {str(verdict).removeprefix('Inconclusive: ')}")
+        lines += [
+            "",
+            "certify never says a mechanism is private: an inconclusive audit has not shown the "
+            "claim to hold.",
+        ]
+    lines.append("")
+    if published:
+        lines += [
+            "## Published lower bounds for this mechanism",
+            "",
+            "Reported by other tools, at their own confidence levels and call budgets (they are "
+            "not certify results):",
+            "",
+            "| tool | epsilon lower bound | confidence |",
+            "|---|---|---|",
+            *[f"| {tool} | {_fmt(value)} | {level:g} |" for tool, value, level in published],
+            "",
+        ]
+    lines += [
+        "## Development choice",
+        "",
+        STATUS_MEANING["Diagnostic"],
+        "",
+        f"{audit.development_calls} development calls chose the input pair, the test family, "
+        f"its orientation and threshold; {sum(audit.reserved_calls.values())} reserved calls "
+        "were made afterwards, once. Each row is a candidate judged on development calls: its "
+        "value predicts the certified bound with pessimistic development rates (a ranking "
+        "score, no bound).",
+        "",
+        "| input a | input b | test | development calls per input | predicted bound (Diagnostic) "
+        "| plug-in | AUC |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in audit.development[:25]:
+        assert d.pair is not None
+        lines.append(
+            f"| `{d.pair.a}` | `{d.pair.b}` | {d.parameters.get('test')} | {d.n_samples[0]} | "
+            f"{d.score:.4f} | {float(d.details.get('plug_in') or 0.0):.4f} | "
+            f"{float(d.details.get('auc') or 0.5):.3f} |"
+        )
+    if len(audit.development) > 25:
+        lines.append(f"| ... | {len(audit.development) - 25} more | | | | | |")
+    lines.append("")
+    for name in figures:
+        lines += [f"![{name}]({name})", ""]
+    if man:
+        lines += _manifest_md(man)
+    return "\n".join(lines)
