@@ -98,10 +98,23 @@ class Refuted:
     def __str__(self) -> str:
         best = max(self.epsilon_lower)
         return (
-            f"Refuted: with at least {self.confidence_level:.0%} confidence, epsilon is at least "
-            f"{best:.3f} > {self.claim.epsilon:g} at delta = {self.claim.delta:g} for pair "
+            f"Refuted: with at least {_level_text(self.confidence_level)} confidence, epsilon is at "
+            f"least {_floor_text(best)} > {self.claim.epsilon:g} at delta = {self.claim.delta:g} for pair "
             f"{self.certificates[self.epsilon_lower.index(best)].pair}, under the iid model."
         )
+
+
+def _level_text(level: float) -> str:
+    """A confidence level as a percentage, rounded down (never stated higher than it is)."""
+    hundredths = math.floor(level * 10_000 + 1e-9) / 100
+    return f"{hundredths:g}%"
+
+
+def _floor_text(value: float) -> str:
+    """A lower bound with 3 decimals, rounded down (never stated higher than it is)."""
+    if math.isinf(value):
+        return "inf"
+    return f"{math.floor(value * 1000 + 1e-9) / 1000:.3f}"
 
 
 @final

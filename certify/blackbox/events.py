@@ -43,6 +43,7 @@ from certify.protocol.scores import (
     LinearScore,
     ScoreModel,
     SkopsScore,
+    _row_hashes,
 )
 
 __all__ = [
@@ -171,7 +172,12 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
         return None  # a single continuous coordinate: the binned family covers it
     probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
     both = probe.cells(np.vstack([fit_a, fit_b])) + 0.0
-    keys, inverse, counts = np.unique(both, axis=0, return_inverse=True, return_counts=True)
+    # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by
+    # chance would share a key, and the stored key still scores only its own value exactly
+    _, first, inverse, counts = np.unique(
+        _row_hashes(both), return_index=True, return_inverse=True, return_counts=True
+    )
+    keys = both[first]
     inverse = inverse.reshape(-1)
     if keys.shape[0] > _MAX_KEYS:
         if edges:
@@ -314,11 +320,10 @@ def _well_estimated(
     if not histogram or not (is_discrete(fit_a) and is_discrete(fit_b)):
         return False
     model = histogram[0][0]
-    if not isinstance(model, HistogramScore) or len(model.keys) > _FEW_VALUES:
+    if not isinstance(model, HistogramScore) or model.edges or len(model.keys) > _FEW_VALUES:
         return False
-    both = np.vstack([fit_a, fit_b]) + 0.0
-    _, counts = np.unique(both, axis=0, return_counts=True)
-    return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * both.shape[0])
+    _, counts = np.unique(_row_hashes(np.vstack([fit_a, fit_b])), return_counts=True)
+    return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * counts.sum())
 
 
 def _auc(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> float:
