@@ -134,17 +134,19 @@ def fit_logistic_l2(
     """Binary L2 logistic regression by L-BFGS-B, as scikit-learn's ``lbfgs`` solver runs it.
 
     Minimizes ``mean_i [log(1 + exp(z_i)) - y_i z_i] + ||w||^2 / (2 C n)`` with ``z = X w + b``
-    (intercept not penalized) from ``w = 0, b = 0`` through ``scipy.optimize.minimize`` with the
-    options scikit-learn passes (``gtol = tol``, ``ftol = 64 eps``, ``maxls = 50``), so it takes
-    the same iterations to the same optimum (coefficients agree to ~1e-15 relative; tested)
-    without scikit-learn's per-call input validation, which dominates the cost at audit sizes.
+    (intercept not penalized) from ``w = 0, b = 0`` by L-BFGS-B with the options scikit-learn
+    passes to ``scipy.optimize.minimize`` (``gtol = tol``, ``ftol = 64 eps``, ``maxls = 50``;
+    :func:`certify._lbfgsb.minimize_lbfgsb` returns ``minimize``'s iterates), so it takes the same
+    iterations to the same optimum (coefficients agree to ~1e-15 relative; tested) without
+    scikit-learn's per-call input validation, which dominates the cost at audit sizes.
 
     Returns
     -------
     (coef, intercept, n_iter)
     """
-    from scipy.optimize import minimize
     from scipy.special import expit, log_expit
+
+    from certify._lbfgsb import minimize_lbfgsb
 
     n, d = X.shape
     sign = 2.0 * y.astype(np.float64) - 1.0
@@ -171,18 +173,14 @@ def fit_logistic_l2(
         grad[d] = g.sum()
         return loss, grad
 
-    res = minimize(
-        loss_grad, np.zeros(d + 1), method="L-BFGS-B", jac=True,
-        options={"maxiter": max_iter, "maxls": 50, "gtol": tol, "ftol": 64 * np.finfo(float).eps,
-                 "maxcor": 10, "maxfun": 15_000},
+    x, nit, converged, message = minimize_lbfgsb(
+        loss_grad, np.zeros(d + 1), max_iter, tol, 64 * np.finfo(float).eps, 50
     )
-    x = np.asarray(res.x, dtype=np.float64)
-    nit = int(res.nit)
-    if int(res.status) != 0:
+    if not converged:
         from sklearn.exceptions import ConvergenceWarning
 
         warnings.warn(
-            f"lbfgs failed to converge after {nit} iterations ({res.message}). "
+            f"lbfgs failed to converge after {nit} iterations ({message}). "
             "Increase max_iter or scale the data.",
             ConvergenceWarning,
             stacklevel=3,
