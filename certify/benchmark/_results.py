@@ -125,6 +125,13 @@ def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+def _write_arrow(table: Any, path: Path) -> None:
+    """Atomic Parquet write of a pyarrow table."""
+    import pyarrow.parquet as pq
+
+    _write_atomic(path, lambda p: pq.write_table(table, p))
+
+
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """Atomic Parquet write."""
     _write_atomic(path, lambda p: frame.to_parquet(p, index=False, engine="pyarrow"))

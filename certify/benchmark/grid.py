@@ -36,8 +36,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from certify._progress import Progress
 from certify.benchmark._compute import compute_setting
 from certify.benchmark._presets import paper_settings, presets, quick_settings
@@ -51,6 +49,7 @@ from certify.benchmark._references import (
 from certify.benchmark._results import (
     COLUMNS,
     _coerce,
+    _write_arrow,
     _write_atomic,
     _write_parquet,
     _write_text,
@@ -171,6 +170,9 @@ def run_grid(
     ...     read_results(path)[["route", "status"]].drop_duplicates().values.tolist()
     [['gauss_mech', 'Diagnostic']]
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     _check_positive_int("workers", workers, 1)
     _check_choice("backend", backend, ("local", "dask"))
     if scheduler is not None and backend != "dask":
@@ -201,26 +203,23 @@ def run_grid(
 
         # Stage 2: settings, most expensive first; each written as soon as it completes.
         tasks = [(s, ref_cache.get(_ref_key(s)) if s.needs_reference else None) for s in todo]
-        computed: dict[Setting, pd.DataFrame] = {}
+        computed: dict[Setting, Any] = {}  # pyarrow tables, converted once
         total_cost = sum(s.cost() for s in todo)
         with Progress("settings", len(todo), total_weight=total_cost, enabled=progress) as bar:
             for idx, (frame, timings) in pool.map_unordered(compute_setting, tasks):
                 s = todo[idx]
                 path = _setting_path(out, s)
-                _write_parquet(frame, path)
-                computed[s] = frame
+                table = pa.Table.from_pandas(frame, preserve_index=False)
+                _write_arrow(table, path)
+                computed[s] = table
                 _write_text(json.dumps({"setting": s.fields(), "seconds": timings}, indent=1),
                             path.with_suffix(".timing.json"))
                 bar.update(s.cost())
 
     # Stage 3: the tidy table, in the preset's order (settings finished by an earlier run are
     # read back from their files, the others are already in memory).
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     tables = [
-        pa.Table.from_pandas(computed[s], preserve_index=False) if s in computed
-        else pq.read_table(_setting_path(out, s))
+        computed[s] if s in computed else pq.read_table(_setting_path(out, s))
         for s in settings
     ]
     results = _coerce(pa.concat_tables(tables, promote_options="permissive").to_pandas())
