@@ -12,8 +12,9 @@
 4. Peak memory (max RSS) of this process and of the worker processes.
 
 5. With ``--paper DIR``: instead, runs the whole ``paper`` preset on 2 workers and reports its wall
-   time (the target is < 20 min), per-experiment and per-route time, the slowest routes'
-   throughput and peak memory.
+   time (the target is <= 15 min), per-experiment and per-route time, the slowest routes'
+   throughput, peak memory, the CPU time of this process and its workers, and how much of the
+   machine's CPU other processes used meanwhile (wall times on a shared machine need that).
 
 Run: .venv/bin/python benchmarks/bench_grid.py [--skip-quick | --paper DIR]
 """
@@ -23,10 +24,13 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import resource
 import tempfile
 import time
 from pathlib import Path
+
+from joblib.externals.loky import get_reusable_executor
 
 from certify.benchmark._references import _ref_key as ref_key
 from certify.benchmark.grid import (
@@ -60,6 +64,22 @@ def sample(settings: tuple[Setting, ...]) -> list[Setting]:
     return out
 
 
+def machine_busy() -> float:
+    """CPU seconds all processes have spent since boot (Linux /proc/stat; 0 elsewhere)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process and its reaped children."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_paper(out: Path) -> None:
     """Run the whole paper preset on 2 workers into ``out`` and report wall time, shares, memory.
 
@@ -67,9 +87,12 @@ def run_paper(out: Path) -> None:
     wall time covers only that part); the route shares always cover every setting's timings.
     """
     resumed = len(list((out / "settings").rglob("*.timing.json"))) if (out / "settings").exists() else 0
+    busy0, ours0 = machine_busy(), own_cpu()
     t = time.perf_counter()
     run_grid("paper", out, workers=2, progress=True)
     wall = time.perf_counter() - t
+    get_reusable_executor().shutdown(wait=True)  # reap the workers, so their CPU time is counted
+    busy, ours = machine_busy() - busy0, own_cpu() - ours0
     per_route: dict[str, float] = collections.defaultdict(float)
     per_experiment: dict[str, float] = collections.defaultdict(float)
     pairs: collections.Counter[tuple[str, int]] = collections.Counter()
@@ -86,8 +109,11 @@ def run_paper(out: Path) -> None:
     if resumed:
         print(f"\nresumed: {resumed} settings were already finished; {wall:.0f} s wall for the rest")
     else:
-        print(f"\npaper preset on 2 workers: {wall:.0f} s wall ({wall / 60:.1f} min; target < 20 min); "
+        print(f"\npaper preset on 2 workers: {wall:.0f} s wall ({wall / 60:.1f} min; target <= 15 min); "
               f"{total:.0f} s of setting time, parallel efficiency {total / (2 * wall):.2f}")
+    others = max(busy - ours, 0.0)
+    print(f"CPU: this run {ours:.0f} s (main process and workers); other processes {others:.0f} s, "
+          f"i.e. {100 * others / (2 * wall):.0f}% of the 2 cores during the run")
     for k, v in sorted(per_experiment.items(), key=lambda kv: -kv[1]):
         print(f"  {k:22s} {v:8.0f} s")
     print("per-route share of setting time:")
@@ -105,14 +131,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-quick", action="store_true")
     parser.add_argument("--paper", type=Path, metavar="DIR",
-                        help="run the whole paper preset into DIR (about 21 min) and report it instead")
+                        help="run the whole paper preset into DIR (about 15-20 min) and report it instead")
     args = parser.parse_args()
     if args.paper is not None:
         run_paper(args.paper)
         return
     paper = paper_settings()
 
-    print("warm-up (KDE kernel compilation, prototype sets) ...")
+    print("warm-up (KDE kernel compilation or cache load, prototype sets) ...")
     t0 = time.perf_counter()
     warm = Setting("main", "dispersed", "gaussian", 1.0, 30, 0, ("gauss_mech", "kde_lr", "mmd_tv", "roc_oof"),
                    certificates=True, pair_count=4)

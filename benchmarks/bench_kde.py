@@ -1,6 +1,11 @@
 """KDE-LR speed: the compiled grid kernel against a per-coordinate scipy.stats.gaussian_kde loop.
 
-Run with ``.venv/bin/python benchmarks/bench_kde.py [--pairs 4] [--n 100] [--d 512]``.
+Run with ``.venv/bin/python benchmarks/bench_kde.py [--pairs 4] [--n 100] [--d 512] [--cache 5]``.
+
+With ``--cache K``: instead, the whole-process cost of a first KDE-LR call in a new process, K
+times each with an empty numba cache folder (the kernel compiles and is saved) and then with the
+folder it left (the kernel is loaded), against a process that only imports certify.stats.kde;
+medians of wall and CPU seconds.
 
 Prints, in one process on the same data and the same grids:
 - the first-call time of the compiled kernel (numba JIT compile plus one pair),
@@ -18,6 +23,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -65,13 +74,48 @@ def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float
     return value, time.perf_counter() - w0, time.process_time() - c0
 
 
+_FIRST_CALL = (
+    "import numpy as np; from certify.stats import kde; r = np.random.default_rng(0); "
+    "kde.kde_lr_pairs([r.normal(size=(30, 512)) for _ in range(4)], [(0, 1), (2, 3)])"
+)
+
+
+def process_seconds(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of a new Python process running ``code``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+def cache_effect(rounds: int) -> None:
+    """Print medians of cold (compile) and warm (cache load) first-call process times."""
+    runs: dict[str, list[tuple[float, float]]] = {"import only": [], "cold cache": [], "warm cache": []}
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as folder:
+            env = {**os.environ, "NUMBA_CACHE_DIR": folder}
+            runs["import only"].append(process_seconds("from certify.stats import kde", env))
+            runs["cold cache"].append(process_seconds(_FIRST_CALL, env))
+            runs["warm cache"].append(process_seconds(_FIRST_CALL, env))
+    for name, values in runs.items():
+        wall = float(np.median([w for w, _ in values]))
+        cpu = float(np.median([c for _, c in values]))
+        print(f"{name:12s} {wall:5.2f} s wall {cpu:5.2f} s CPU (median of {rounds})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=4)
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--d", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=int, metavar="K", help="measure the on-disk kernel cache, K rounds")
     args = parser.parse_args()
+    if args.cache:
+        cache_effect(args.cache)
+        return
     rng = np.random.default_rng(args.seed)
     rows = [rng.laplace(size=(args.n, args.d)) for _ in range(2 * args.pairs)]
     pairs = [(2 * i, 2 * i + 1) for i in range(args.pairs)]
