@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -207,7 +208,6 @@ def _certificate_rows(
     from certify.protocol.ledger import Ledger
     from certify.protocol.mmd import MMDTest
     from certify.results import ErrorRateEvidence
-    from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
     from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
     route = (
@@ -256,11 +256,7 @@ def _certificate_rows(
             "exceeds_exact": bool(cert.epsilon_lower > row["exact_epsilon"]),
         })
         if isinstance(ev, ErrorRateEvidence):
-            ceiling = epsilon_lower_from_error_bounds(
-                clopper_pearson_upper(0, cert.n_class0, a),
-                clopper_pearson_upper(0, cert.n_class1, a),
-                cert.delta,
-            )
+            ceiling = _zero_error_ceiling(int(cert.n_class0), int(cert.n_class1), float(a), float(cert.delta))
             row.update({
                 "development_auc": float(dev_auc[cert.pair]),
                 "false_positives": int(ev.false_positives),
@@ -276,6 +272,18 @@ def _certificate_rows(
         row["failure_possible"] = bool(ceiling > row["exact_epsilon"])
         rows.append(row)
     return rows
+
+
+@functools.lru_cache(maxsize=256)
+def _zero_error_ceiling(n_class0: int, n_class1: int, alpha_per_rate: float, delta: float) -> float:
+    """The largest bound a test can certify on these reserved sizes (no errors at all), memoized."""
+    from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
+
+    return float(epsilon_lower_from_error_bounds(
+        clopper_pearson_upper(0, n_class0, alpha_per_rate),
+        clopper_pearson_upper(0, n_class1, alpha_per_rate),
+        delta,
+    ))
 
 
 class _OracleScore:
