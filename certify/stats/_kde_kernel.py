@@ -159,13 +159,14 @@ def score_cells(
 ) -> Any:
     """Per-coordinate KDE-LR scores for every (pair, coordinate) cell.
 
-    ``xs`` holds every identity's sorted coordinates side by side, shape ``(d, sum n_i)``;
-    identity ``i`` owns columns ``offsets[i]:offsets[i + 1]`` and bandwidths ``bw[i]``. Returns
-    an array of shape ``(len(pair_a), d)``. ``n_threads`` (``numba.get_num_threads()``) only
-    sets how the cells are blocked for the threads; results do not depend on it. It is an
-    argument because a compiled call of ``numba.get_num_threads`` could not be cached.
+    ``xs`` holds every identity's samples with each coordinate sorted, one sample per row, shape
+    ``(sum n_i, d)``; identity ``i`` owns rows ``offsets[i]:offsets[i + 1]`` and bandwidths
+    ``bw[i]``. Returns an array of shape ``(len(pair_a), d)``. ``n_threads``
+    (``numba.get_num_threads()``) only sets how the cells are blocked for the threads; results
+    do not depend on it. It is an argument because a compiled call of ``numba.get_num_threads``
+    could not be cached.
     """
-    d = xs.shape[0]
+    d = xs.shape[1]
     n_pairs = pair_a.shape[0]
     n_cells = n_pairs * d
     out = np.empty((n_pairs, d))
@@ -187,8 +188,8 @@ def score_cells(
             j = cell - p * d
             ia = pair_a[p]
             ib = pair_b[p]
-            xa = xs[j, offsets[ia] : offsets[ia + 1]]
-            xb = xs[j, offsets[ib] : offsets[ib + 1]]
+            xa = xs[offsets[ia] : offsets[ia + 1], j]
+            xb = xs[offsets[ib] : offsets[ib + 1], j]
             ha = bw[ia, j]
             hb = bw[ib, j]
             h_max = max(ha, hb)

@@ -213,7 +213,9 @@ def _score(
     sizes = np.array([s.shape[1] for s in sorted_t], dtype=np.int64)
     offsets = np.zeros(len(sorted_t) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    xs = np.ascontiguousarray(np.concatenate(sorted_t, axis=1))
+    # one row per sample, each identity's rows in turn: the sorted (d, n_i) arrays are laid out
+    # in Fortran order, so their transposes are C-contiguous and this is a plain copy
+    xs = np.concatenate([s.T for s in sorted_t], axis=0)
     bw = np.ascontiguousarray(np.stack(bws))
     import numba
 
