@@ -11,7 +11,11 @@ trees, a skops file that loads only scikit-learn types):
 - ``coordinate``: one output coordinate itself (a threshold on a scalar output);
 - ``binned``: one continuous coordinate cut into quantile bins, scored by the bin's log ratio
   (events that are not a single tail);
+- ``product``: the sum of every coordinate's binned log ratio (the exact log ratio when the
+  coordinates are independent given the input: randomized bits, independent noise);
 - ``laplace``: the exact log ratio of two product-Laplace laws, from medians and scales;
+  ``product`` and ``laplace`` are also tried on consecutive differences of the coordinates
+  (running sums add independent noise at each step);
 - ``linear``: a shrinkage linear discriminant (Gaussian-like or counting outputs);
 - ``logistic``: logistic regression (the paper's test, Sec. 6.5);
 - ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
@@ -38,9 +42,11 @@ from certify.errors import ParameterError
 from certify.protocol.criterion import FEW_CUTS, FEW_CUTS_LEVEL, best_cut, robust_cut
 from certify.protocol.scores import (
     BinnedScore,
+    DifferenceScore,
     HistogramScore,
     LaplaceScore,
     LinearScore,
+    ProductScore,
     ScoreModel,
     SkopsScore,
     _row_hashes,
@@ -56,12 +62,12 @@ __all__ = [
 ]
 
 Family: TypeAlias = Literal[
-    "histogram", "coordinate", "binned", "laplace", "linear", "logistic", "boosted"
+    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "boosted"
 ]
 """Names of the mechanism test families."""
 
 FAMILIES: Final[tuple[Family, ...]] = (
-    "histogram", "coordinate", "binned", "laplace", "linear", "logistic", "boosted"
+    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "boosted"
 )
 """Every family, in the order ties are broken (simpler first)."""
 
@@ -71,7 +77,8 @@ DEV_LEVEL: Final = 0.05
 _MAX_KEYS: Final = 20_000
 _MAX_COORDINATES: Final = 64
 _BINS: Final = 128
-_CELL_BINS: Final = 16
+_CELL_BINS: Final = 32
+_PRODUCT_P: Final = 1e-3
 _FIT_ROWS: Final = 100_000
 _SCORED_ROWS: Final = 200_000
 _BOOSTED_MARGIN: Final = 0.01
@@ -166,8 +173,7 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     for j in range(fit_a.shape[1]):
         column = np.concatenate([fit_a[:, j], fit_b[:, j]])
         if not is_discrete(column.reshape(-1, 1)):
-            cuts = np.unique(np.quantile(column, np.linspace(0, 1, _CELL_BINS + 1)[1:-1]))
-            edges.append((j, cuts.tolist()))
+            edges.append((j, _edges(column, _CELL_BINS).tolist()))
     if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
         return None  # a single continuous coordinate: the binned family covers it
     probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
@@ -192,16 +198,63 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     return HistogramScore(keys[keep].tolist(), scores[keep].tolist(), 0.0, edges), label
 
 
+def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
+    """Inner bin edges of one coordinate: a bin per value, or quantile bins with atoms apart.
+
+    A coordinate with few distinct values gets one bin per value. Otherwise the values that are
+    not atoms are cut at quantiles, and each atom (a value held by 1% of rows or more, such as
+    a placeholder 0 beside released noisy values) gets a bin of its own.
+    """
+    values, counts = np.unique(column, return_counts=True)
+    if values.size <= bins or (is_discrete(column.reshape(-1, 1)) and values.size <= 4 * bins):
+        return 0.5 * (values[1:] + values[:-1])  # one bin per value
+    atoms = values[counts >= 0.01 * column.size]
+    rest = column[~np.isin(column, atoms)]
+    inner = np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1]) if rest.size else np.empty(0)
+    around = np.concatenate([atoms, np.nextafter(atoms, np.inf)])
+    return np.unique(np.concatenate([inner, around]))
+
+
 def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
     """Quantile bins of coordinate ``j`` scored by their development log ratio."""
     pooled = np.concatenate([fit_a[:, j], fit_b[:, j]])
-    edges = np.unique(np.quantile(pooled, np.linspace(0, 1, _BINS + 1)[1:-1]))
-    if edges.size < 2:
+    edges = _edges(pooled, _BINS)
+    if edges.size < 1:
         return None
     ca = np.bincount(np.searchsorted(edges, fit_a[:, j], side="right"), minlength=edges.size + 1)
     cb = np.bincount(np.searchsorted(edges, fit_b[:, j], side="right"), minlength=edges.size + 1)
     scores = _log_ratio(cb.astype(np.float64), fit_b.shape[0], ca.astype(np.float64), fit_a.shape[0])
     return BinnedScore(j, edges.tolist(), scores.tolist(), fit_a.shape[1]), f"binned[{j}]"
+
+
+def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The sum of the binned log ratios of the coordinates whose law differs between the inputs.
+
+    A coordinate whose binned counts under the two inputs are consistent with one law
+    (chi-square homogeneity p-value above :data:`_PRODUCT_P`) is left out: its estimated ratios
+    are noise, and leaving it out keeps the score's ties exact (few distinct values when few
+    coordinates carry the difference).
+    """
+    from scipy.stats import chi2_contingency
+
+    kept: list[tuple[float, BinnedScore]] = []
+    for j in range(fit_a.shape[1]):
+        part = _binned(fit_a, fit_b, j)
+        if part is None:
+            continue
+        model = cast(BinnedScore, part[0])
+        edges = np.asarray(model.edges)
+        ca = np.bincount(np.searchsorted(edges, fit_a[:, j], side="right"), minlength=edges.size + 1)
+        cb = np.bincount(np.searchsorted(edges, fit_b[:, j], side="right"), minlength=edges.size + 1)
+        used = (ca + cb) > 0
+        if used.sum() < 2:
+            continue
+        p_value = float(chi2_contingency(np.vstack([ca[used], cb[used]]))[1])
+        kept.append((p_value, model))
+    if not kept:
+        return None
+    strong = [m for p, m in kept if p < _PRODUCT_P] or [min(kept, key=lambda pm: pm[0])[1]]
+    return ProductScore(tuple(strong)), f"product ({len(strong)} of {fit_a.shape[1]} coordinates)"
 
 
 def _laplace(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
@@ -273,9 +326,21 @@ def _fitted(
         for j in range(min(width, _MAX_COORDINATES)):
             if not (is_discrete(fit_a[:, j : j + 1]) and is_discrete(fit_b[:, j : j + 1])):
                 out.append(_binned(fit_a, fit_b, j))
+    elif family == "product":
+        if width > 1:
+            out.append(_product(fit_a, fit_b))
+            steps = _product(DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b))
+            if steps is not None:
+                inner = cast(ProductScore, steps[0])
+                out.append((DifferenceScore(inner), f"{steps[1]} of differences"))
     elif family == "laplace":
         if not discrete:
             out.append(_laplace(fit_a, fit_b))
+            if width > 1:
+                steps = _laplace(DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b))
+                if steps is not None:
+                    inner_l = cast(LaplaceScore, steps[0])
+                    out.append((DifferenceScore(inner_l), "laplace of differences"))
     elif family in ("linear", "logistic"):
         if width > 1:
             out.append(_sklearn_model(family, fit_a, fit_b, seed))

@@ -12,10 +12,12 @@ from certify.protocol.mmd import MMDTest
 from certify.protocol.record import PreregistrationRecord
 from certify.protocol.scores import (
     BinnedScore,
+    DifferenceScore,
     FunctionScore,
     HistogramScore,
     LaplaceScore,
     LinearScore,
+    ProductScore,
     ScoreFunction,
     ScoreModel,
     SkopsScore,
@@ -24,6 +26,7 @@ from certify.protocol.scores import (
 __all__ = [
     "BinnedScore",
     "BoundPlan",
+    "DifferenceScore",
     "FixedTest",
     "FunctionScore",
     "HistogramScore",
@@ -32,6 +35,7 @@ __all__ = [
     "LedgerEntry",
     "LinearScore",
     "MMDTest",
+    "ProductScore",
     "PreregistrationRecord",
     "Protocol",
     "RegisteredTest",

@@ -7,7 +7,7 @@ import functools
 import hashlib
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeAlias, final
+from typing import Any, Final, TypeAlias, cast, final
 
 import attrs
 import numpy as np
@@ -18,10 +18,12 @@ from certify.errors import DataError, EstimatorError, RecordError
 
 __all__ = [
     "BinnedScore",
+    "DifferenceScore",
     "FunctionScore",
     "HistogramScore",
     "LaplaceScore",
     "LinearScore",
+    "ProductScore",
     "ScoreFunction",
     "ScoreModel",
     "SkopsScore",
@@ -431,8 +433,87 @@ class LaplaceScore:
         }
 
 
+@final
+@attrs.frozen
+class ProductScore:
+    """A sum of per-coordinate binned log ratios: the likelihood ratio of independent coordinates.
+
+    ``score(x) = sum_j s_j[bin_j(x_j)]``. When the coordinates of an output are independent
+    given the input (randomized bits, independent noise per coordinate), the log likelihood
+    ratio is exactly such a sum, and each term can be estimated from far fewer draws than the
+    joint law of the whole output.
+
+    Attributes
+    ----------
+    components : tuple of BinnedScore
+        One binned score per scored coordinate (coordinates without one add nothing).
+    """
+
+    components: tuple[BinnedScore, ...]
+
+    def __attrs_post_init__(self) -> None:
+        if not self.components or not all(isinstance(c, BinnedScore) for c in self.components):
+            raise RecordError("a product score needs at least one binned component.")
+        if len({c.dimension for c in self.components}) != 1:
+            raise RecordError("the components of a product score must share one dimension.")
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X``."""
+        out = np.zeros(X.shape[0], dtype=np.float64)
+        for c in self.components:
+            out += c.score(X)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {"kind": "product", "components": [c.to_json() for c in self.components]}
+
+
+@final
+@attrs.frozen
+class DifferenceScore:
+    """A score of the consecutive differences of an output: ``inner(x_0, x_1 - x_0, ...)``.
+
+    Running sums (prefix sums, continual counters) add independent noise at each step; their
+    differences are the independent steps, whose likelihood ratio a per-coordinate score
+    (:class:`LaplaceScore`, :class:`ProductScore`) gets exactly.
+
+    Attributes
+    ----------
+    inner : LaplaceScore or ProductScore
+        The score applied to the differences.
+    """
+
+    inner: LaplaceScore | ProductScore
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.inner, LaplaceScore | ProductScore):
+            raise RecordError("a difference score wraps a Laplace or product score.")
+
+    @staticmethod
+    def steps(X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``(x_0, x_1 - x_0, ..., x_{k-1} - x_{k-2})`` of every row."""
+        out: NDArray[np.float64] = np.diff(X, axis=1, prepend=0.0)
+        return out
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X``."""
+        return self.inner.score(self.steps(X))
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {"kind": "differences", "inner": self.inner.to_json()}
+
+
 ScoreModel: TypeAlias = (
-    LinearScore | SkopsScore | FunctionScore | HistogramScore | BinnedScore | LaplaceScore
+    LinearScore
+    | DifferenceScore
+    | SkopsScore
+    | FunctionScore
+    | HistogramScore
+    | BinnedScore
+    | LaplaceScore
+    | ProductScore
 )
 """Every way a fixed test turns rows into scores; all but FunctionScore are stored as data."""
 
@@ -475,6 +556,18 @@ def score_model_from_json(
         return BinnedScore(_record_int(m["column"]), m["edges"], m["scores"], _record_int(m["dimension"]))
     if kind == "laplace":
         return LaplaceScore(m["center_a"], m["center_b"], m["scale"])
+    if kind == "differences":
+        inner = m["inner"]
+        if not isinstance(inner, dict) or inner.get("kind") not in ("laplace", "product"):
+            raise RecordError("a difference score must wrap a laplace or product score.")
+        return DifferenceScore(cast(LaplaceScore | ProductScore, score_model_from_json(inner)))
+    if kind == "product":
+        parts = m["components"]
+        if not isinstance(parts, list) or not all(
+            isinstance(c, dict) and c.get("kind") == "binned" for c in parts
+        ):
+            raise RecordError("a product score's components must be binned scores.")
+        return ProductScore(tuple(cast(BinnedScore, score_model_from_json(c)) for c in parts))
     raise RecordError(f"unknown model kind {kind!r} in the record.")
 
 
