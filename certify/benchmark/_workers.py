@@ -1,7 +1,8 @@
-"""Where the grid's tasks run: in this process, in joblib (loky) workers, or on a Dask cluster."""
+"""Where the grid's tasks run (this process, loky workers, a Dask cluster) and how workers are set up."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeAlias
@@ -9,6 +10,33 @@ from typing import Any, Literal, TypeAlias
 __all__ = ["Backend"]
 
 Backend: TypeAlias = Literal["local", "dask"]
+
+
+def _keep_freed_memory() -> None:
+    """Let this worker's C allocator reuse freed memory instead of returning it to the system.
+
+    A setting allocates and frees arrays of up to ~100 MB many times; by default glibc maps
+    each one freshly and zero-fills its pages on first touch. Raising the mmap and trim
+    thresholds (glibc's ``mallopt``) keeps the freed heap for the next allocation: on a sample
+    of paper-preset settings, minor page faults fell from about 560,000 to 16,000 and system
+    time from 4.0 s to 1.2 s per 45 s of user time (about 6% of a worker's CPU). The worker's
+    resident memory then stays near its peak, so loky, which restarts a worker whose memory grew
+    by 300 MB since its first task, may restart each worker once after the small reference
+    tasks; with the KDE-LR kernel cached on disk that costs about 3 s per restart. Linux with
+    glibc only; elsewhere nothing happens.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+        libc.mallopt(m_mmap_threshold, 2**31 - 1)
+        libc.mallopt(m_trim_threshold, 2**31 - 1)
+        libc.mallopt(m_top_pad, 256 << 20)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        return
 
 
 class _SingleThreaded:
@@ -34,6 +62,7 @@ class _SingleThreaded:
                 numba.set_num_threads(1)
             except ImportError:  # pragma: no cover - numba is a dependency
                 pass
+            _keep_freed_memory()
             cls._pinned = True
 
     def __enter__(self) -> None:
