@@ -641,6 +641,27 @@ _guard_init(Certificate)
 _guard_init(CertificateFamily)
 
 
+def _reissue(cls: type[Any], fields: dict[str, Any]) -> Any:
+    """Rebuild a pickled certificate or family through its validating constructor."""
+    return cls(**fields, _issuer=ISSUER)
+
+
+def _reduce_issued(self: Any) -> tuple[Any, ...]:
+    """Pickle as a call of the validating constructor, so loading re-checks every field.
+
+    A state-copying unpickle would restore whatever the bytes hold; this way a loaded
+    certificate passes the same checks as an issued one (its bound follows from its evidence,
+    the evidence's bounds from its counts, a family's members share its level), or loading
+    raises.
+    """
+    fields = {a.name: getattr(self, a.name) for a in attrs.fields(type(self)) if a.name != "_issuer"}
+    return (_reissue, (type(self), fields))
+
+
+Certificate.__reduce__ = _reduce_issued  # type: ignore[method-assign]
+CertificateFamily.__reduce__ = _reduce_issued  # type: ignore[method-assign]
+
+
 @final
 @attrs.frozen(order=False)
 class Summary:

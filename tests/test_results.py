@@ -374,6 +374,22 @@ def test_pickled_certificate_is_still_a_certificate(family: cf.CertificateFamily
     assert isinstance(verdict, cf.Refuted) and verdict.certificates == (family.certificates[0],)
 
 
+def test_unpickling_a_tampered_certificate_is_refused(family: cf.CertificateFamily) -> None:
+    """Loading re-runs the certificate's checks: a bound that does not follow from its counts fails."""
+    rebuild, (cls, fields) = family.certificates[0].__reduce__()
+    tampered = dict(fields, epsilon_lower=fields["epsilon_lower"] + 1.0)
+
+    class Forged:
+        """Pickles as the certificate's own rebuild call with one field changed."""
+
+        def __reduce__(self) -> tuple[object, ...]:
+            return (rebuild, (cls, tampered))
+
+    with pytest.raises(cf.ParameterError, match="must follow from its evidence"):
+        pickle.loads(pickle.dumps(Forged()))
+    assert pickle.loads(pickle.dumps(family)) == family
+
+
 @pytest.mark.parametrize(
     "error",
     [cf.CertifyError, cf.DataError, cf.ParameterError, cf.EstimatorError, cf.StatusError,

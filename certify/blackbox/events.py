@@ -341,9 +341,11 @@ def _fitted(
                 if steps is not None:
                     inner_l = cast(LaplaceScore, steps[0])
                     out.append((DifferenceScore(inner_l), "laplace of differences"))
-    elif family in ("linear", "logistic"):
+    elif family == "linear":
         if width > 1:
             out.append(_sklearn_model(family, fit_a, fit_b, seed))
+    elif family == "logistic":  # also on one coordinate, so tests="paper" applies to any output
+        out.append(_sklearn_model(family, fit_a, fit_b, seed))
     elif width > 1:  # one coordinate: the binned family already scores any 1-D ratio
         out.append(_sklearn_model(family, fit_a, fit_b, seed))
     return [o for o in out if o is not None]
