@@ -215,16 +215,30 @@ def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
     return np.unique(np.concatenate([inner, around]))
 
 
+def _bin_counts(
+    edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Counts of one coordinate's values of each input in the bins cut at ``edges``."""
+    ca = np.bincount(np.searchsorted(edges, a, side="right"), minlength=edges.size + 1)
+    cb = np.bincount(np.searchsorted(edges, b, side="right"), minlength=edges.size + 1)
+    return ca.astype(np.float64), cb.astype(np.float64)
+
+
+def _bin_scores(edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> list[float]:
+    """The smoothed log ratio of every bin of one coordinate."""
+    ca, cb = _bin_counts(edges, a, b)
+    out: list[float] = _log_ratio(cb, b.size, ca, a.size).tolist()
+    return out
+
+
 def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
     """Quantile bins of coordinate ``j`` scored by their development log ratio."""
     pooled = np.concatenate([fit_a[:, j], fit_b[:, j]])
     edges = _edges(pooled, _BINS)
     if edges.size < 1:
         return None
-    ca = np.bincount(np.searchsorted(edges, fit_a[:, j], side="right"), minlength=edges.size + 1)
-    cb = np.bincount(np.searchsorted(edges, fit_b[:, j], side="right"), minlength=edges.size + 1)
-    scores = _log_ratio(cb.astype(np.float64), fit_b.shape[0], ca.astype(np.float64), fit_a.shape[0])
-    return BinnedScore(j, edges.tolist(), scores.tolist(), fit_a.shape[1]), f"binned[{j}]"
+    scores = _bin_scores(edges, fit_a[:, j], fit_b[:, j])
+    return BinnedScore(j, edges.tolist(), scores, fit_a.shape[1]), f"binned[{j}]"
 
 
 def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
@@ -244,8 +258,7 @@ def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[Sc
             continue
         model = cast(BinnedScore, part[0])
         edges = np.asarray(model.edges)
-        ca = np.bincount(np.searchsorted(edges, fit_a[:, j], side="right"), minlength=edges.size + 1)
-        cb = np.bincount(np.searchsorted(edges, fit_b[:, j], side="right"), minlength=edges.size + 1)
+        ca, cb = _bin_counts(edges, fit_a[:, j], fit_b[:, j])
         used = (ca + cb) > 0
         if used.sum() < 2:
             continue
@@ -344,9 +357,7 @@ def _fitted(
     elif family == "linear":
         if width > 1:
             out.append(_sklearn_model(family, fit_a, fit_b, seed))
-    elif family == "logistic":  # also on one coordinate, so tests="paper" applies to any output
-        out.append(_sklearn_model(family, fit_a, fit_b, seed))
-    elif width > 1:  # one coordinate: the binned family already scores any 1-D ratio
+    elif family == "logistic" or width > 1:  # also on one coordinate, so tests="paper" applies to any output
         out.append(_sklearn_model(family, fit_a, fit_b, seed))
     return [o for o in out if o is not None]
 
@@ -378,6 +389,25 @@ def _histogram_choice(
     _, _, plug_in = best_cut(s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5)
     auc = _auc(orientation * s0, orientation * s1)
     return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
+
+
+def _few_values(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> bool:
+    """Whether development scores take at most FEW_CUTS distinct values."""
+    return bool(np.unique(np.concatenate([s0, s1])).size <= FEW_CUTS)
+
+
+def _refit(model: ScoreModel, dev_a: NDArray[np.float64], dev_b: NDArray[np.float64]) -> ScoreModel | None:
+    """The same partition's log ratios re-estimated from all development calls."""
+    if isinstance(model, ProductScore):
+        parts = []
+        for c in model.components:
+            scores = _bin_scores(np.asarray(c.edges), dev_a[:, c.column], dev_b[:, c.column])
+            parts.append(BinnedScore(c.column, c.edges, scores, c.dimension))
+        return ProductScore(tuple(parts))
+    if isinstance(model, HistogramScore):
+        refit = _histogram(dev_a, dev_b)
+        return None if refit is None else refit[0]
+    return None
 
 
 def _well_estimated(
@@ -454,6 +484,14 @@ def choose_event(
         for model, label in found:
             rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
             s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
+            if family in ("product", "histogram") and _few_values(s0, s1):
+                # a coarse partition of the outputs (few distinct scores): few events to choose
+                # from, so every development call can estimate the ratios; the cut is still
+                # judged on two independent halves
+                refit = _refit(model, dev_a, dev_b)
+                if refit is not None:
+                    model = refit
+                    s0, s1 = model.score(dev_a), model.score(dev_b)
             m0, m1 = s0.size // 2, s1.size // 2
             orientation, threshold, value, plug_in = robust_cut(
                 [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])], reserved_a, reserved_b,

@@ -66,15 +66,20 @@ def _upper_table(n: int, alpha: float) -> NDArray[np.float64]:
     return out
 
 
-def _bound_matrix(n0: int, n1: int, alpha: float, delta: float) -> NDArray[np.float64]:
-    """Eq. 16 for every pair of reserved error counts (rows: false positives)."""
-    u0 = _upper_table(n0, alpha)[:, None]
-    u1 = _upper_table(n1, alpha)[None, :]
+def _eq16(u0: NDArray[np.float64], u1: NDArray[np.float64], delta: float) -> NDArray[np.float64]:
+    """Eq. 16 elementwise from upper bounds on the two error rates (broadcasting)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.where((1.0 - delta - u1 > 0) & (u0 > 0), np.log((1.0 - delta - u1) / u0), 0.0)
         b = np.where((1.0 - delta - u0 > 0) & (u1 > 0), np.log((1.0 - delta - u0) / u1), 0.0)
     out: NDArray[np.float64] = np.maximum(0.0, np.maximum(a, b))
     return out
+
+
+def _bound_matrix(n0: int, n1: int, alpha: float, delta: float) -> NDArray[np.float64]:
+    """Eq. 16 for every pair of reserved error counts (rows: false positives)."""
+    u0 = _upper_table(n0, alpha)[:, None]
+    u1 = _upper_table(n1, alpha)[None, :]
+    return _eq16(u0, u1, delta)
 
 
 def _predictive(errors: NDArray[np.float64], m: int, n: int) -> NDArray[np.float64]:
@@ -213,10 +218,7 @@ def _expected_bound_quadrature(
     """:func:`expected_bound` by a ``K x K`` quadrature of the two predictive laws."""
     u0 = _upper_real(_predictive_nodes(e0, m0, n0), n0, alpha)[:, :, None]
     u1 = _upper_real(_predictive_nodes(e1, m1, n1), n1, alpha)[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where((1.0 - delta - u1 > 0) & (u0 > 0), np.log((1.0 - delta - u1) / u0), 0.0)
-        b = np.where((1.0 - delta - u0 > 0) & (u1 > 0), np.log((1.0 - delta - u0) / u1), 0.0)
-    out: NDArray[np.float64] = np.maximum(0.0, np.maximum(a, b)).mean(axis=(1, 2))
+    out: NDArray[np.float64] = _eq16(u0, u1, delta).mean(axis=(1, 2))
     return out
 
 
@@ -272,11 +274,7 @@ def pessimistic_bound(
     r1 = _upper_real(e1, int(dev_n_1), float(dev_level))
     u0 = _upper_real(r0 * n_class0, int(n_class0), float(alpha_per_rate))
     u1 = _upper_real(r1 * n_class1, int(n_class1), float(alpha_per_rate))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where((1.0 - delta - u1 > 0) & (u0 > 0), np.log((1.0 - delta - u1) / u0), 0.0)
-        b = np.where((1.0 - delta - u0 > 0) & (u1 > 0), np.log((1.0 - delta - u0) / u1), 0.0)
-    out: NDArray[np.float64] = np.maximum(0.0, np.maximum(a, b))
-    return out
+    return _eq16(u0, u1, delta)
 
 
 def _candidate_cuts(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
