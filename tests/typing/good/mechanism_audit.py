@@ -26,4 +26,4 @@ family: cf.CertificateFamily = audit.family
 bound: float = certificate.epsilon_lower
 scores: list[float] = [d.score for d in audit.development]
 verdict: cf.Refuted | cf.Inconclusive = cf.refute(cf.Claim(epsilon=0.5), audit.family)
-print(f"epsilon_lower = {bound:.3f} [Certificate]; {len(scores)} development candidates [Diagnostic]; {verdict}")
+print(f"epsilon_lower = {bound:.3f} [Certificate]; {len(scores)} candidates [Diagnostic]; {verdict}")
