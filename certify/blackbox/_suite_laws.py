@@ -2,7 +2,7 @@
 
 Each function computes a probability from the mechanism's definition (closed forms, or one-dimensional
 integrals over the threshold or winning noise with :func:`scipy.integrate.quad`), independently of the
-samplers in :mod:`certify.blackbox.suite`.
+samplers in :mod:`certify.blackbox._samplers`.
 """
 
 from __future__ import annotations
