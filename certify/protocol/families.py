@@ -25,18 +25,24 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from certify._core import Pair
 from certify.errors import DataError, ParameterError
 from certify.protocol.criterion import _check_plan, expected_bound, max_bound_cut
+from certify.protocol.scores import ClippedScore, LaplaceScore
 
 __all__ = [
     "CERTIFY_CANDIDATES",
     "BoundPlan",
+    "ClippedLR",
     "FAMILY_NAMES",
     "FamilyName",
+    "GaussianLR",
+    "HUBER_CLIP",
+    "LaplaceLR",
     "LinearDiscriminant",
     "MedianCentroid",
     "candidate_estimator",
     "estimator_for",
     "expected_bound",
     "max_bound_cut",
+    "pooled_deviations",
     "pooled_variances",
     "require_plan",
     "resolve_candidates",
@@ -50,6 +56,9 @@ FamilyName: TypeAlias = Literal[
     "pooled_diagonal_lda",
     "logistic_cv",
     "median_centroid",
+    "gaussian_lr",
+    "laplace_lr",
+    "clipped_lr",
 ]
 """Names of the candidate test families."""
 
@@ -61,6 +70,9 @@ FAMILY_NAMES: Final[tuple[FamilyName, ...]] = (
     "pooled_diagonal_lda",
     "logistic_cv",
     "median_centroid",
+    "gaussian_lr",
+    "laplace_lr",
+    "clipped_lr",
 )
 """Every family name, in a fixed order."""
 
@@ -69,6 +81,9 @@ CERTIFY_CANDIDATES: Final[tuple[FamilyName, ...]] = (
     "mean_difference",
     "pooled_diagonal_lda",
     "median_centroid",
+    "gaussian_lr",
+    "laplace_lr",
+    "clipped_lr",
 )
 """The families the ``"certify"`` default selects among on development data."""
 
@@ -238,8 +253,251 @@ class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
         return self
 
 
+def _within_spread(
+    x0: NDArray[np.float64], x1: NDArray[np.float64], kind: Literal["variance", "deviation"]
+) -> tuple[NDArray[np.float64], int]:
+    """Per-coordinate within-class spread of two classes and its degrees of freedom.
+
+    ``"variance"``: squared deviations from each class mean; ``"deviation"``: mean absolute
+    deviation from each class median (the maximum-likelihood Laplace scale).
+    """
+    if kind == "variance":
+        dev = np.vstack([x0 - x0.mean(axis=0), x1 - x1.mean(axis=0)]) ** 2
+    else:
+        dev = np.abs(np.vstack([x0 - np.median(x0, axis=0), x1 - np.median(x1, axis=0)]))
+    dof = max(x0.shape[0] + x1.shape[0] - 2, 1)
+    out: NDArray[np.float64] = dev.sum(axis=0) / dof
+    return out, dof
+
+
+def _combined_spread(
+    own: NDArray[np.float64], own_dof: int, pooled: Any, pooled_dof: int, rel_var: float
+) -> NDArray[np.float64]:
+    """The pair's spread pooled with other identities', shrunk across coordinates.
+
+    The two estimates are averaged by degrees of freedom; the result is shrunk on the log
+    scale toward its geometric mean by the empirical-Bayes weight ``t / (t + r / dof)``, where
+    ``r / dof`` is the sampling variance of a log estimate (``rel_var = 2`` for variances, 1 for
+    mean absolute deviations) and ``t`` the variance across coordinates left after removing it.
+    Equal true spreads are pooled over all coordinates; very unequal ones are kept apart.
+    """
+    total = float(own_dof)
+    spread = own * own_dof
+    if pooled is not None and pooled_dof > 0:
+        p = np.asarray(pooled, dtype=np.float64).reshape(-1)
+        if p.shape != own.shape or not np.all(np.isfinite(p)) or np.any(p <= 0):
+            raise ParameterError(f"pooled spreads must hold {own.shape[0]} positive finite numbers.")
+        spread = spread + p * pooled_dof
+        total += pooled_dof
+    spread = spread / total
+    floor = 1e-12 * max(float(spread.mean()), 1e-300)
+    logs = np.log(np.maximum(spread, floor))
+    noise = rel_var / total
+    between = max(float(logs.var()) - noise, 0.0)
+    weight = between / (between + noise)
+    out: NDArray[np.float64] = np.exp(logs.mean() + weight * (logs - logs.mean()))
+    return out
+
+
+def _shrink_factor(diff: NDArray[np.float64], noise: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Empirical-Bayes factors ``tau^2 / (tau^2 + noise_j)`` for a difference of class centres.
+
+    ``tau^2`` is the mean over coordinates of ``diff_j^2 - noise_j`` (method of moments for a
+    common prior variance of the true differences), floored at a thousandth of the mean noise
+    so the direction never vanishes.
+    """
+    tau2 = max(float(np.mean(diff * diff - noise)), 1e-3 * float(np.mean(noise)), 1e-300)
+    out: NDArray[np.float64] = tau2 / (tau2 + noise)
+    return out
+
+
+class GaussianLR(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
+    """Plug-in Gaussian likelihood ratio: diagonal pooled covariance, shrunk mean difference.
+
+    The score is ``w . (x - (mu_0 + mu_1) / 2)`` with ``w_j = f_j (mu_1j - mu_0j) / v_j``:
+    ``v_j`` the within-class variance of coordinate ``j`` (the pair's own rows pooled with
+    ``variances`` from other identities, then shrunk across coordinates on the log scale) and
+    ``f_j = tau^2 / (tau^2 + v_j (1/m_0 + 1/m_1))`` the empirical-Bayes factor of the noisy
+    mean difference (:func:`_shrink_factor`).
+
+    Parameters
+    ----------
+    variances : array_like, optional
+        Per-coordinate within-identity variances pooled over other identities
+        (:func:`pooled_variances`); None uses the pair's own rows only.
+    dof : int, default 0
+        Degrees of freedom of ``variances``.
+
+    Notes
+    -----
+    Under Gaussian noise with a shared diagonal covariance the log likelihood ratio is exactly
+    this linear score with ``f_j = 1``. With few rows the estimated difference is mostly noise
+    in coordinates with large variance; shrinking each coordinate toward zero by its own
+    signal-to-noise ratio (a Wiener filter with the prior variance estimated from the data)
+    keeps the direction closer to the true one. When all variances are equal the factors are
+    equal and the direction is the mean difference.
+    """
+
+    def __init__(self, variances: Any = None, dof: int = 0) -> None:
+        self.variances = variances
+        self.dof = dof
+
+    def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> GaussianLR:
+        """Fit on rows ``X`` and binary labels ``y``."""
+        x0, x1, self.classes_ = _two_classes(X, y)
+        mu0, mu1 = x0.mean(axis=0), x1.mean(axis=0)
+        own, own_dof = _within_spread(x0, x1, "variance")
+        v = _combined_spread(own, own_dof, self.variances, int(self.dof), 2.0)
+        diff = mu1 - mu0
+        noise = v * (1.0 / x0.shape[0] + 1.0 / x1.shape[0])
+        w = _shrink_factor(diff, noise) * diff / v
+        # unit within-class spread under the fitted variances (as LinearDiscriminant)
+        w = w / math.sqrt(max(float((w * w) @ v), 1e-300))
+        self.coef_ = w.reshape(1, -1)
+        self.intercept_ = np.array([-float(w @ (0.5 * (mu0 + mu1)))])
+        self.n_features_in_ = x0.shape[1]
+        return self
+
+
+class _StoredScoreMixin(ClassifierMixin):  # type: ignore[misc]
+    """Decision function of a fitted family whose score is a stored score model (``model_``)."""
+
+    def decision_function(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X`` (larger means ``classes_[1]``)."""
+        x = np.asarray(X, dtype=np.float64)
+        if x.ndim != 2:
+            raise DataError(f"X must be a 2-D array; got shape {x.shape}.")
+        out: NDArray[np.float64] = self.model_.score(x)
+        return out
+
+    def predict(self, X: NDArray[np.float64]) -> NDArray[Any]:
+        """The class of each row (``classes_[1]`` where the score is positive)."""
+        out: NDArray[Any] = np.asarray(self.classes_)[(self.decision_function(X) > 0).astype(np.intp)]
+        return out
+
+    def score_model(self) -> LaplaceScore | ClippedScore:
+        """The fitted score as data, for the pre-registration record."""
+        out: LaplaceScore | ClippedScore = self.model_
+        return out
+
+
+def _unit_spread(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> float:
+    """Pooled within-class standard deviation of two classes' scores (1 when degenerate)."""
+    sd = math.sqrt(
+        (float(((s0 - s0.mean()) ** 2).sum()) + float(((s1 - s1.mean()) ** 2).sum()))
+        / max(s0.size + s1.size - 2, 1)
+    )
+    return sd if sd > 0 and math.isfinite(sd) else 1.0
+
+
+class LaplaceLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
+    """Plug-in product-Laplace likelihood ratio from medians and shrunk scales.
+
+    The score is ``sum_j (|x_j - a_j| - |x_j - b_j|) / s_j`` (:class:`LaplaceScore`): ``a_j,
+    b_j`` the class medians, moved toward their midpoint by the empirical-Bayes factor of their
+    noisy difference (:func:`_shrink_factor`, with the Laplace median's variance ``s_j^2 / m``),
+    and ``s_j`` the mean absolute deviation from the class medians (the Laplace scale), pooled
+    with ``deviations`` from other identities and shrunk across coordinates.
+
+    Parameters
+    ----------
+    deviations : array_like, optional
+        Per-coordinate mean absolute deviations from identity medians, pooled over other
+        identities (:func:`pooled_deviations`); None uses the pair's own rows only.
+    dof : int, default 0
+        Degrees of freedom of ``deviations``.
+
+    Notes
+    -----
+    Under product-Laplace noise the log likelihood ratio is a sum of clipped per-coordinate
+    terms, not a linear function: when the centres of a coordinate differ by less than its
+    scale, the term is essentially the sign of ``x_j`` relative to the midpoint, which a linear
+    score weighs by the (heavy-tailed) value instead. The fitted score is stored as plain arrays
+    (centres and scales), scaled to unit within-class spread on the fitting rows so that
+    thresholds keep their meaning between folds and the final fit.
+    """
+
+    def __init__(self, deviations: Any = None, dof: int = 0) -> None:
+        self.deviations = deviations
+        self.dof = dof
+
+    def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> LaplaceLR:
+        """Fit on rows ``X`` and binary labels ``y``."""
+        x0, x1, self.classes_ = _two_classes(X, y)
+        m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
+        own, own_dof = _within_spread(x0, x1, "deviation")
+        scale = _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
+        diff = m1 - m0
+        half = 0.5 * _shrink_factor(diff, scale**2 * (1.0 / x0.shape[0] + 1.0 / x1.shape[0])) * diff
+        mid = 0.5 * (m0 + m1)
+        raw = LaplaceScore(mid - half, mid + half, scale)
+        sd = _unit_spread(raw.score(x0), raw.score(x1))
+        self.model_ = LaplaceScore(raw.center_a, raw.center_b, scale * sd)
+        self.n_features_in_ = x0.shape[1]
+        return self
+
+
+HUBER_CLIP: Final = 1.345
+"""Clipping point of :class:`ClippedLR` in standard deviations (Huber's 95%-efficiency constant)."""
+
+
+class ClippedLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
+    """Clipped per-coordinate likelihood ratio for heavy-tailed noise.
+
+    The score is ``sum_j w_j clip(x_j - c_j, -k s_j, k s_j)`` (:class:`ClippedScore`): ``c_j``
+    the midpoint of the class medians, ``s_j`` a robust standard deviation (the mean absolute
+    deviation from the medians times ``sqrt(pi / 2)``, pooled with other identities and shrunk
+    across coordinates), ``w_j = f_j (m_1j - m_0j) / s_j^2`` with the empirical-Bayes factor
+    ``f_j`` of the noisy median difference, and ``k = clip``.
+
+    Parameters
+    ----------
+    deviations : array_like, optional
+        As in :class:`LaplaceLR`.
+    dof : int, default 0
+        Degrees of freedom of ``deviations``.
+    clip : float, default 1.345
+        Clipping point in robust standard deviations.
+
+    Notes
+    -----
+    Each term is the location score of Huber's least-favourable law (Gaussian within ``k s_j``
+    of the centre, exponential tails beyond), the minimax choice when the noise is Gaussian up
+    to a fraction of gross outliers: linear where a Gaussian ratio is, bounded where a single
+    heavy-tailed coordinate would otherwise swamp the sum.
+    """
+
+    def __init__(self, deviations: Any = None, dof: int = 0, clip: float = HUBER_CLIP) -> None:
+        self.deviations = deviations
+        self.dof = dof
+        self.clip = clip
+
+    def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> ClippedLR:
+        """Fit on rows ``X`` and binary labels ``y``."""
+        clip: object = self.clip
+        if not (isinstance(clip, int | float) and math.isfinite(clip) and clip > 0):
+            raise ParameterError(f"clip must be a positive finite number; got {self.clip!r}.")
+        x0, x1, self.classes_ = _two_classes(X, y)
+        m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
+        own, own_dof = _within_spread(x0, x1, "deviation")
+        sd = math.sqrt(math.pi / 2.0) * _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
+        diff = m1 - m0
+        noise = (math.pi / 2.0) * sd**2 * (1.0 / x0.shape[0] + 1.0 / x1.shape[0])
+        weight = _shrink_factor(diff, noise) * diff / sd**2
+        raw = ClippedScore(0.5 * (m0 + m1), weight, float(self.clip) * sd)
+        spread = _unit_spread(raw.score(x0), raw.score(x1))
+        self.model_ = ClippedScore(raw.center, weight / spread, raw.half_width)
+        self.n_features_in_ = x0.shape[1]
+        return self
+
+
 def candidate_estimator(
-    name: FamilyName, *, seed: int = 0, variances: NDArray[np.float64] | None = None
+    name: FamilyName,
+    *,
+    seed: int = 0,
+    variances: NDArray[np.float64] | None = None,
+    deviations: NDArray[np.float64] | None = None,
+    dof: int = 0,
 ) -> Any:
     """An unfitted scikit-learn classifier of the named family.
 
@@ -249,18 +507,28 @@ def candidate_estimator(
         ``"paper"`` (``LogisticRegression(C=1)``, Sec. 6.5), ``"shrinkage_lda"`` (Ledoit-Wolf
         shrinkage LDA), ``"mean_difference"`` (LDA with identity covariance: the mean
         difference), ``"diagonal_lda"`` (LDA with a shrunk diagonal covariance),
+        ``"pooled_diagonal_lda"`` (LDA with variances pooled from other identities),
         ``"logistic_cv"`` (logistic regression with ``C`` chosen by inner 3-fold
-        cross-validation on development rows) or ``"median_centroid"``.
+        cross-validation on development rows), ``"median_centroid"``, or one of the plug-in
+        likelihood ratios ``"gaussian_lr"`` (:class:`GaussianLR`), ``"laplace_lr"``
+        (:class:`LaplaceLR`) and ``"clipped_lr"`` (:class:`ClippedLR`).
     seed : int, default 0
         Seed of the inner folds of ``"logistic_cv"``.
     variances : numpy.ndarray, optional
-        Pooled per-coordinate noise variances, required by ``"pooled_diagonal_lda"``
-        (:func:`pooled_variances`).
+        Pooled per-coordinate noise variances (:func:`pooled_variances`); required by
+        ``"pooled_diagonal_lda"``, optional for ``"gaussian_lr"``.
+    deviations : numpy.ndarray, optional
+        Pooled per-coordinate mean absolute deviations (:func:`pooled_deviations`), optional
+        for ``"laplace_lr"`` and ``"clipped_lr"``.
+    dof : int, default 0
+        Degrees of freedom of the pooled variances or deviations (they are weighed against
+        the pair's own rows by it).
 
     Returns
     -------
     estimator
-        A linear classifier (stored as coefficients in a record).
+        A classifier whose fitted score is stored as data in a record: coefficients (linear
+        families) or arrays of centres and scales (the Laplace and clipped ratios).
 
     Raises
     ------
@@ -297,6 +565,12 @@ def candidate_estimator(
         )
     if name == "median_centroid":
         return MedianCentroid()
+    if name == "gaussian_lr":
+        return GaussianLR(variances, dof if variances is not None else 0)
+    if name == "laplace_lr":
+        return LaplaceLR(deviations, dof if deviations is not None else 0)
+    if name == "clipped_lr":
+        return ClippedLR(deviations, dof if deviations is not None else 0)
     raise ParameterError(f"name must be one of {FAMILY_NAMES!r}; got {name!r}.")
 
 
@@ -322,11 +596,25 @@ def resolve_candidates(candidates: str | Sequence[str]) -> tuple[FamilyName, ...
 
 
 def estimator_for(name: FamilyName, development: Any, pair: Pair, *, seed: int = 0) -> Any:
-    """The unfitted estimator of a family for one pair (pooled families read other identities)."""
-    variances = None
-    if name == "pooled_diagonal_lda":
-        variances = pooled_variances(development, exclude=(pair.a, pair.b))
-    return candidate_estimator(name, seed=seed, variances=variances)
+    """The unfitted estimator of a family for one pair (pooled families read other identities).
+
+    Pooled families (``"pooled_diagonal_lda"``, ``"gaussian_lr"``, ``"laplace_lr"``,
+    ``"clipped_lr"``) take their noise spread from the development rows of the other
+    identities; when the table holds no other identity with two rows or more they fall back to
+    the pair's own (training) rows: ``"pooled_diagonal_lda"`` becomes ``"diagonal_lda"``.
+    """
+    exclude = (pair.a, pair.b)
+    if name in ("pooled_diagonal_lda", "gaussian_lr"):
+        found = _pooled(development, exclude, "variance")
+        if found is None:
+            return candidate_estimator("diagonal_lda" if name == "pooled_diagonal_lda" else name, seed=seed)
+        return candidate_estimator(name, seed=seed, variances=found[0], dof=found[1])
+    if name in ("laplace_lr", "clipped_lr"):
+        found = _pooled(development, exclude, "deviation")
+        if found is None:
+            return candidate_estimator(name, seed=seed)
+        return candidate_estimator(name, seed=seed, deviations=found[0], dof=found[1])
+    return candidate_estimator(name, seed=seed)
 
 
 @final
@@ -339,7 +627,7 @@ class BoundPlan:
     n_class0, n_class1 : int
         Planned reserved rows of ``pair.a`` and ``pair.b`` (``split.reserved.counts``).
     alpha_per_rate : float
-        Bonferroni level of each error bound; ``certify.plan.alpha_per_rate(family_size,
+        Level of each one-sided error bound; ``certify.plan.alpha_per_rate(family_size,
         confidence_level)`` for the protocol the test will be registered in.
     delta : float, default 0.0
         Delta of the certified statement.
@@ -404,6 +692,33 @@ def require_plan(plan: object) -> BoundPlan:
     return plan
 
 
+def _pooled(
+    development: Any, exclude: tuple[str, ...], kind: Literal["variance", "deviation"]
+) -> tuple[NDArray[np.float64], int] | None:
+    """Per-coordinate within-identity spread pooled over identities, with its dof; None if none.
+
+    ``"variance"``: squared deviations from each identity's mean; ``"deviation"``: absolute
+    deviations from each identity's median. Degrees of freedom: rows minus identities.
+    """
+    total: NDArray[np.float64] | None = None
+    dof = 0
+    for ident in development.identities:
+        if ident in exclude:
+            continue
+        rows = np.asarray(development.rows(ident), dtype=np.float64)
+        if rows.shape[0] < 2:
+            continue
+        if kind == "variance":
+            ss = ((rows - rows.mean(axis=0)) ** 2).sum(axis=0)
+        else:
+            ss = np.abs(rows - np.median(rows, axis=0)).sum(axis=0)
+        total = ss if total is None else total + ss
+        dof += rows.shape[0] - 1
+    if total is None or dof == 0:
+        return None
+    return total / dof, dof
+
+
 def pooled_variances(development: Any, exclude: tuple[str, ...] = ()) -> NDArray[np.float64]:
     """Per-coordinate within-identity variances pooled over a development table's identities.
 
@@ -431,21 +746,47 @@ def pooled_variances(development: Any, exclude: tuple[str, ...] = ()) -> NDArray
     >>> pooled_variances(t).tolist()
     [2.0]
     """
-    total: NDArray[np.float64] | None = None
-    dof = 0
-    for ident in development.identities:
-        if ident in exclude:
-            continue
-        rows = np.asarray(development.rows(ident), dtype=np.float64)
-        if rows.shape[0] < 2:
-            continue
-        ss = ((rows - rows.mean(axis=0)) ** 2).sum(axis=0)
-        total = ss if total is None else total + ss
-        dof += rows.shape[0] - 1
-    if total is None or dof == 0:
+    found = _pooled(development, exclude, "variance")
+    if found is None:
         raise DataError(
             "development must hold at least one identity with two or more rows besides the pair "
             "to pool variances; got none."
         )
-    out: NDArray[np.float64] = total / dof
-    return out
+    return found[0]
+
+
+def pooled_deviations(development: Any, exclude: tuple[str, ...] = ()) -> NDArray[np.float64]:
+    """Per-coordinate mean absolute deviations from identity medians, pooled over identities.
+
+    Parameters
+    ----------
+    development : EmbeddingTable
+        The development table.
+    exclude : tuple of str, default ()
+        Identities left out (the pair under test).
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per coordinate: the sum of absolute deviations from each identity's median
+        divided by rows minus identities (for Laplace noise an estimate of its scale).
+
+    Raises
+    ------
+    DataError
+        If fewer than two rows remain in every identity (nothing to pool).
+
+    Examples
+    --------
+    >>> from certify.data import EmbeddingTable
+    >>> t = EmbeddingTable.from_arrays(["a", "a", "b", "b"], np.array([[1.0], [3.0], [2.0], [4.0]]))
+    >>> pooled_deviations(t).tolist()
+    [2.0]
+    """
+    found = _pooled(development, exclude, "deviation")
+    if found is None:
+        raise DataError(
+            "development must hold at least one identity with two or more rows besides the pair "
+            "to pool deviations; got none."
+        )
+    return found[0]

@@ -188,7 +188,8 @@ class FixedTest:
         resp = _sklearn.response_of(est, response)
         x_a, x_b = development.rows(pair.a), development.rows(pair.b)
         linear = _is_linear(est)
-        score_resp: _sklearn.Response = "decision_function" if linear else resp
+        stored = _stores_score(est)
+        score_resp: _sklearn.Response = "decision_function" if linear or stored else resp
         oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, score_resp)
         orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold, plan)
         auc = _oriented_auc(oof[: len(x_a)], oof[len(x_a) :], orientation)
@@ -204,6 +205,8 @@ class FixedTest:
             coef = np.asarray(fitted.coef_, dtype=np.float64).reshape(-1)
             intercept = float(np.asarray(fitted.intercept_).reshape(-1)[0])
             score_model = LinearScore(tuple(coef.tolist()), intercept)
+        elif stored:
+            score_model = cast(Any, model).score_model()
         else:
             score_model = SkopsScore.from_estimator(model, score_resp)
         return cls(
@@ -413,6 +416,13 @@ def _is_linear(estimator: object) -> bool:
     return module.startswith("sklearn.linear_model") and callable(
         getattr(estimator, "decision_function", None)
     )
+
+
+def _stores_score(estimator: object) -> bool:
+    """Whether the estimator is a certify family whose fitted score is a stored score model."""
+    from certify.protocol.families import _StoredScoreMixin
+
+    return isinstance(estimator, _StoredScoreMixin)
 
 
 def _out_of_fold(

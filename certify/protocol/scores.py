@@ -18,6 +18,7 @@ from certify.errors import DataError, EstimatorError, RecordError
 
 __all__ = [
     "BinnedScore",
+    "ClippedScore",
     "DifferenceScore",
     "FunctionScore",
     "HistogramScore",
@@ -435,6 +436,71 @@ class LaplaceScore:
 
 @final
 @attrs.frozen
+class ClippedScore:
+    """A sum of clipped per-coordinate linear terms: a likelihood ratio robust to heavy tails.
+
+    ``score(x) = sum_j weight_j * clip(x_j - center_j, -half_width_j, half_width_j)``. Each term
+    is linear near the centre and constant beyond ``half_width_j``, so one extreme coordinate
+    cannot decide the score. This is the log likelihood ratio of a small location shift under
+    Huber's least-favourable law (Gaussian centre, Laplace tails); with ``half_width_j = |b_j -
+    a_j| / 2`` and ``weight_j = 2 sign(b_j - a_j) / s_j`` it is the product-Laplace ratio of
+    :class:`LaplaceScore` up to a constant.
+
+    Attributes
+    ----------
+    center : tuple of float
+        Per-coordinate centres (e.g. midpoints of the two classes' medians).
+    weight : tuple of float
+        Per-coordinate weights (the sign says which class a large value points to).
+    half_width : tuple of float
+        Positive per-coordinate clipping half-widths.
+
+    Raises
+    ------
+    RecordError
+        If the three tuples differ in length, are empty, hold a non-finite number or a
+        half-width that is not positive.
+
+    Examples
+    --------
+    >>> s = ClippedScore((0.0, 0.0), (1.0, -2.0), (1.0, 1.0))
+    >>> s.score(np.array([[5.0, 0.25]])).tolist()
+    [0.5]
+    """
+
+    center: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    weight: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+    half_width: tuple[float, ...] = attrs.field(converter=_finite_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if not len(self.center) == len(self.weight) == len(self.half_width) >= 1:
+            raise RecordError(
+                "centres, weights and half-widths of a clipped score must have one length >= 1; "
+                f"got {len(self.center)}, {len(self.weight)} and {len(self.half_width)}."
+            )
+        if min(self.half_width) <= 0:
+            raise RecordError("the half-widths of a clipped score must be positive.")
+
+    def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Scores of the rows of ``X``."""
+        _check_dimension(X, len(self.center))
+        h = np.asarray(self.half_width)
+        terms = np.clip(X - np.asarray(self.center), -h, h)
+        out: NDArray[np.float64] = terms @ np.asarray(self.weight)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {
+            "kind": "clipped",
+            "center": list(self.center),
+            "weight": list(self.weight),
+            "half_width": list(self.half_width),
+        }
+
+
+@final
+@attrs.frozen
 class ProductScore:
     """A sum of per-coordinate binned log ratios: the likelihood ratio of independent coordinates.
 
@@ -514,6 +580,7 @@ ScoreModel: TypeAlias = (
     | BinnedScore
     | LaplaceScore
     | ProductScore
+    | ClippedScore
 )
 """Every way a fixed test turns rows into scores; all but FunctionScore are stored as data."""
 
@@ -556,6 +623,9 @@ def score_model_from_json(
         return BinnedScore(_record_int(m["column"]), m["edges"], m["scores"], _record_int(m["dimension"]))
     if kind == "laplace":
         return LaplaceScore(m["center_a"], m["center_b"], m["scale"])
+    if kind == "clipped":
+        return ClippedScore(_record_list(m["center"]), _record_list(m["weight"]),
+                            _record_list(m["half_width"]))
     if kind == "differences":
         inner = m["inner"]
         if not isinstance(inner, dict) or inner.get("kind") not in ("laplace", "product"):
@@ -569,6 +639,15 @@ def score_model_from_json(
             raise RecordError("a product score's components must be binned scores.")
         return ProductScore(tuple(cast(BinnedScore, score_model_from_json(c)) for c in parts))
     raise RecordError(f"unknown model kind {kind!r} in the record.")
+
+
+def _record_list(value: object) -> list[Any]:
+    """A list-of-numbers field of a record entry (numbers are checked by the score's converter)."""
+    if not isinstance(value, list) or not all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in value
+    ):
+        raise RecordError(f"expected a list of numbers in the record; got {type(value).__name__}.")
+    return value
 
 
 def _record_int(value: object) -> int:
