@@ -72,7 +72,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 def _cmd_plan(args: argparse.Namespace) -> int:
     """``certify plan``."""
     return _call(
-        commands.plan_report, args, "n", "tests", "confidence_level", "delta", "epsilon", "error_rate"
+        commands.plan_report, args, "n", "tests", "confidence_level", "delta", "epsilon", "error_rate", "mmd"
     )
 
 
@@ -143,7 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("inspect", help="rows, identities, cleaning, and what sample sizes allow")
     table_args(i)
     i.add_argument("--dev-fraction", type=float, default=0.7, help="planned development fraction")
-    i.add_argument("--tests", type=int, default=5, help="planned number of tests (Bonferroni family)")
+    i.add_argument("--tests", type=int, default=5, help="planned number of tests (union bound)")
     i.add_argument("--confidence-level", type=float, default=0.95)
     i.add_argument("--delta", type=float, default=0.0)
     i.set_defaults(func=_cmd_inspect)
@@ -208,12 +208,15 @@ def _parser() -> argparse.ArgumentParser:
     am.set_defaults(func=_cmd_audit_mechanism)
 
     pl = sub.add_parser("plan", help="what a reserved test of n rows per class can certify")
-    pl.add_argument("--n", type=int, required=True, help="reserved rows per class")
-    pl.add_argument("--tests", type=int, default=1, help="tests in the Bonferroni family")
+    pl.add_argument("--n", type=int, help="reserved rows per class (required unless --mmd is given)")
+    pl.add_argument("--tests", type=int, default=1, help="tests in the family (union bound over tests)")
     pl.add_argument("--confidence-level", type=float, default=0.95)
     pl.add_argument("--delta", type=float, default=0.0)
     pl.add_argument("--epsilon", type=float, help="a claimed epsilon to refute")
     pl.add_argument("--error-rate", type=float, help="assumed error rate for the power")
+    pl.add_argument(
+        "--mmd", type=float, help="an expected MMD statistic: rows per class for a positive MMD certificate"
+    )
     pl.set_defaults(func=_cmd_plan)
 
     b = sub.add_parser("benchmark", help="known-epsilon benchmark grid")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from certify import plan as _plan
-from certify.errors import RecordError
+from certify.errors import ParameterError, RecordError
 
 __all__ = ["describe_table", "evaluate_record", "inspect_table", "plan_report", "preregister_file"]
 
@@ -73,7 +73,6 @@ def inspect_table(
 ) -> int:
     """Describe a table and what its sizes allow."""
     from certify._core import check_confidence_level, check_delta, check_int
-    from certify.errors import ParameterError
 
     if not 0.0 < dev_fraction < 1.0:
         raise ParameterError(f"--dev-fraction must be in (0, 1); got {dev_fraction!r}.")
@@ -300,27 +299,37 @@ def evaluate_record(
 
 def plan_report(
     *,
-    n: int,
+    n: int | None,
     tests: int,
     confidence_level: float,
     delta: float,
     epsilon: float | None,
     error_rate: float | None,
+    mmd: float | None = None,
 ) -> int:
-    """Sample-size planning."""
-    ceiling = _plan.ceiling(n, tests, confidence_level, delta)
-    print(
-        f"ceiling: with {n} reserved rows per class, {tests} tests and "
-        f"{confidence_level:g} simultaneous confidence, no certificate can exceed "
-        f"epsilon_lower = {ceiling:.4f} at delta = {delta:g}."
-    )
+    """Sample-size planning (every argument is checked and every number computed before printing)."""
+    if n is None and mmd is None:
+        raise ParameterError(
+            "--n must be given unless --mmd is; got neither. Pass --n N (reserved rows per class) "
+            "or --mmd VALUE (an expected MMD statistic)."
+        )
+    if n is None and epsilon is not None and error_rate is not None:
+        raise ParameterError("--error-rate needs --n, the reserved rows per class of the power.")
+    lines: list[str] = []
+    if n is not None:
+        ceiling = _plan.ceiling(n, tests, confidence_level, delta)
+        lines.append(
+            f"ceiling: with {n} reserved rows per class, {tests} tests and "
+            f"{confidence_level:g} simultaneous confidence, no certificate can exceed "
+            f"epsilon_lower = {ceiling:.4f} at delta = {delta:g}."
+        )
     if epsilon is not None:
         need = _plan.required_n(epsilon, tests, confidence_level, delta)
-        print(
+        lines.append(
             f"required: at least {need} reserved rows per class could certify more than "
             f"epsilon = {epsilon:g}."
         )
-        if error_rate is not None:
+        if n is not None and error_rate is not None:
             p = _plan.power(
                 n,
                 error_rate,
@@ -330,10 +339,32 @@ def plan_report(
                 delta,
                 epsilon,
             )
-            print(
+            lines.append(
                 f"power: a test with error rates {error_rate:g} certifies more than {epsilon:g} "
                 f"with probability {p:.3f} at n = {n}."
             )
+    if mmd is not None:
+        need_mmd = _plan.mmd_required_n(mmd, tests, confidence_level)
+        lines.append(
+            f"mmd required: an observed MMD statistic of {mmd:g} gives a positive certified MMD bound "
+            f"only with at least {need_mmd} reserved rows per class ({tests} tests, "
+            f"{confidence_level:g} simultaneous confidence)."
+        )
+        if n is not None:
+            top = _plan.mmd_ceiling(n, tests, confidence_level, delta)
+            if top.mmd_lower > 0.0:
+                limit = (
+                    f"so no MMD certificate can exceed mmd_lower = {top.mmd_lower:.4f}, "
+                    f"epsilon_lower = {top.epsilon_lower:.4f} at delta = {delta:g}"
+                )
+            else:
+                limit = "above sqrt(2), the largest possible MMD, so no MMD certificate can be positive"
+            lines.append(
+                f"mmd ceiling: with {n} reserved rows per class the deduction of Theorem 7 is "
+                f"{top.slack:.4f}, {limit}; an observed {mmd:g} gives mmd_lower = "
+                f"{max(0.0, mmd - top.slack):.4f}."
+            )
+    print("\n".join(lines))
     return EXIT_OK
 
 

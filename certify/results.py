@@ -20,6 +20,7 @@ import numpy as np
 from certify._core import FrozenMap, Pair, Scalar, check_delta, forbid_numeric_use, freeze_map
 from certify._token import ISSUER, IssueToken
 from certify.errors import ParameterError, StatusError
+from certify.plan import alpha_of_test
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
@@ -324,7 +325,8 @@ class MMDEvidence:
     n_class0, n_class1 : int
         Reserved rows of ``pair.a`` and ``pair.b``.
     alpha : float
-        The one-sided error probability of the MMD bound (the test's two Bonferroni shares).
+        The one-sided error probability of the MMD bound: the whole share of its test,
+        ``1 - (1 - alpha_per_rate)^2`` (:func:`certify.plan.alpha_of_test`).
     """
 
     mmd_biased: float = attrs.field(converter=_as_float, validator=_nonnegative)
@@ -336,10 +338,12 @@ class MMDEvidence:
     alpha: float = attrs.field(converter=_as_float, validator=_open_unit)
 
     def check(self, alpha_per_rate: float) -> None:
-        """Raise unless the bound is the Theorem 7 bound of the statistic at ``2 alpha_per_rate``."""
+        """Raise unless the bound is the Theorem 7 bound of the statistic at its test's level."""
         m, n = self.n_class0, self.n_class1
-        if m < 1 or n < 1 or not math.isclose(self.alpha, 2.0 * alpha_per_rate, rel_tol=1e-12):
-            raise ParameterError("an MMD certificate spends both Bonferroni shares of its test.")
+        if m < 1 or n < 1 or not math.isclose(self.alpha, alpha_of_test(alpha_per_rate), rel_tol=1e-12):
+            raise ParameterError(
+                "an MMD certificate spends its test's whole level, 1 - (1 - alpha_per_rate)^2."
+            )
         slack = 2.0 * (math.sqrt(1.0 / m) + math.sqrt(1.0 / n)) + math.sqrt(
             2.0 * (m + n) * math.log(1.0 / self.alpha) / (m * n)
         )
@@ -393,7 +397,10 @@ class Certificate:
     family_id : str
         Identifier of the family this certificate belongs to.
     alpha_per_rate : float
-        The Bonferroni share of each one-sided bound (a test has two shares).
+        The level of each of the test's two one-sided error bounds. The two rates are counted on
+        disjoint reserved rows, so both bounds hold with probability ``(1 - alpha_per_rate)^2``;
+        the test's share of the family's budget is ``1 - (1 - alpha_per_rate)^2``
+        (:func:`certify.plan.alpha_of_test`), and the shares of a family add up (union bound).
     evidence : ErrorRateEvidence or MMDEvidence
         What the bound was computed from; ``epsilon_lower_at`` recomputes it at any delta.
     protocol_fingerprint : str
@@ -556,8 +563,8 @@ class CertificateFamily:
 
     @property
     def alpha_total(self) -> float:
-        """Sum of the one-sided error levels spent by the family (``1 - confidence_level`` or less)."""
-        return math.fsum(2.0 * c.alpha_per_rate for c in self.certificates)
+        """Sum of the tests' error levels ``1 - (1 - alpha_per_rate)^2`` (at most 1 - confidence_level)."""
+        return math.fsum(alpha_of_test(c.alpha_per_rate) for c in self.certificates)
 
     @property
     def n_positive(self) -> int:

@@ -60,14 +60,14 @@ def test_preregister_evaluate_report_end_to_end(workdir: Path, capsys: pytest.Ca
         main(["preregister", str(workdir / "protocol.toml"), *args, "--out", str(workdir / "rec.json")]) == 0
     )
     record = json.loads((workdir / "rec.json").read_text())
-    assert record["protocol"]["alpha_per_rate"] == pytest.approx(0.05 / 4)
+    assert record["protocol"]["alpha_per_rate"] == pytest.approx(1 - (1 - 0.05 / 2) ** 0.5)
     assert len(record["tests"]) == 2
     assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "report")]) == 0
     out = capsys.readouterr().out
     assert "[Certificate, 0.95 simultaneous]" in out
     certs = json.loads((workdir / "report" / "certificates.json").read_text())["certificates"]
-    # 15 reserved rows per class, zero errors, alpha 0.0125: ceiling ln((1-U)/U) with U = 1 - a^(1/15)
-    u = 1 - 0.0125 ** (1 / 15)
+    # 15 reserved rows per class, zero errors, a = 1 - sqrt(1 - 0.025): ceiling ln((1-U)/U), U = 1 - a^(1/15)
+    u = 1 - (1 - (1 - 0.05 / 2) ** 0.5) ** (1 / 15)
     assert certs[0]["epsilon_lower"] == pytest.approx(np.log((1 - u) / u))
     report = (workdir / "report" / "evaluation.md").read_text()
     assert (
@@ -165,3 +165,26 @@ def test_describe_keeps_statuses_apart(workdir: Path, capsys: pytest.CaptureFixt
     assert "roc_oof          [PopulationEstimate]" in out
     md = (workdir / "d" / "describe.md").read_text()
     assert md.index("## Diagnostics") < md.index("## Population estimates") < md.index("## Certificates")
+
+
+def test_plan_mmd_prints_rows_needed_and_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    """`certify plan --mmd` gives the rows per class for a positive MMD bound and, with --n, the ceiling."""
+    assert main(["plan", "--mmd", "0.5", "--tests", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "at least 337 reserved rows per class" in out and "ceiling" not in out
+    assert main(["plan", "--mmd", "0.5", "--tests", "40", "--n", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "deduction of Theorem 7 is 0.5295" in out
+    assert "mmd_lower = 0.8847, epsilon_lower = 1.4683" in out
+    assert "epsilon_lower = 3.6930" in out  # the classifier route's ceiling is still printed
+    assert main(["plan", "--mmd", "0.5", "--tests", "40", "--n", "30"]) == 0
+    assert "no MMD certificate can be positive" in capsys.readouterr().out
+
+
+def test_plan_mmd_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """An impossible --mmd, or neither --n nor --mmd, exits 2 with the fix and prints nothing else."""
+    assert main(["plan", "--mmd", "2", "--n", "100"]) == 2
+    captured = capsys.readouterr()
+    assert "mmd must be a number in (0, sqrt(2)]" in captured.err and captured.out == ""
+    assert main(["plan", "--tests", "3"]) == 2
+    assert "--n must be given unless --mmd is" in capsys.readouterr().err

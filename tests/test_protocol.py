@@ -25,6 +25,7 @@ from certify.errors import (
     RecordError,
     ReservedSplitReusedError,
 )
+from certify.plan import rate_level
 
 from .conftest import TableFactory, seal_tests
 
@@ -64,7 +65,10 @@ def test_zero_error_certificates_match_section_5_3(
     """A sealed zero-error test at 95% over a family of 40 certifies 0, 0.454, 1.277 at 10, 15, 30."""
     table = make_table((2 * per_class, 2 * per_class))
     _, sealed = seal_tests(table, ledger, (PAIR,), family_size=40)
-    assert sealed.record.content["protocol"]["alpha_per_rate"] == pytest.approx(0.05 / 80, rel=1e-12)
+    # each test's share 0.05 / 40 is split between its two independent rates: (1 - a)^2 = 1 - 0.05 / 40
+    # (the paper's Bonferroni a = 0.05 / 80 is 3e-4 smaller, the same bounds to three decimals)
+    a = sealed.record.content["protocol"]["alpha_per_rate"]
+    assert (1 - a) ** 2 == pytest.approx(1 - 0.05 / 40, rel=1e-14) and a > 0.05 / 80
     (cert,) = sealed.evaluate().certificates
     assert (cert.false_positives, cert.false_negatives) == (0, 0)
     assert (cert.n_class0, cert.n_class1) == (per_class, per_class)
@@ -76,29 +80,33 @@ def test_zero_error_certificates_match_section_5_3(
 def test_nine_and_ten_per_class_give_section_5_3_upper_bounds(
     make_table: TableFactory, ledger: cf.Ledger
 ) -> None:
-    """With 9 and 10 reserved rows the zero-error bounds are 0.5595 and 0.5218 and epsilon is 0."""
+    """With 9 and 10 reserved rows the zero-error bounds are 0.5594 and 0.5218 and epsilon is 0.
+
+    The paper's 0.5595 for 9 rows is at the Bonferroni level 0.05 / 80; the independent split
+    ``(1 - a)^2 = 1 - 0.05 / 40`` gives a slightly larger ``a``, hence a slightly smaller bound.
+    """
     _, sealed = seal_tests(make_table((18, 20)), ledger, (PAIR,), family_size=40)
     (cert,) = sealed.evaluate().certificates
     assert (cert.n_class0, cert.n_class1) == (9, 10)
-    assert (round(cert.u_fpr, 4), round(cert.u_fnr, 4), cert.epsilon_lower) == (0.5595, 0.5218, 0.0)
+    assert (round(cert.u_fpr, 4), round(cert.u_fnr, 4), cert.epsilon_lower) == (0.5594, 0.5218, 0.0)
 
 
 def test_censored_certificate_matches_appendix_e(make_table: TableFactory, ledger: cf.Ledger) -> None:
-    """At 95% over 250 tests (alpha 1e-4), delta 1e-5 and 100 per class, zero errors give 2.338."""
+    """At 95% over 250 tests (alpha about 1e-4), delta 1e-5 and 100 per class, zero errors give 2.338."""
     table = make_table((200, 200))
     _, sealed = seal_tests(table, ledger, (PAIR,), family_size=250, delta=1e-5)
     (cert,) = sealed.evaluate().certificates
-    assert cert.alpha_per_rate == pytest.approx(1e-4, rel=1e-12) and cert.delta == 1e-5
+    assert (1 - cert.alpha_per_rate) ** 2 == pytest.approx(1 - 0.05 / 250, rel=1e-14) and cert.delta == 1e-5
     assert cert.zero_errors and round(cert.epsilon_lower, 3) == 2.338
 
 
 def test_family_size_defaults_to_the_number_of_tests(make_table: TableFactory, ledger: cf.Ledger) -> None:
-    """Without family_size the Bonferroni share is (1 - level) / (2 * number of tests)."""
+    """Without family_size each test's share is (1 - level) / number of tests, split between two rates."""
     pairs = (cf.Pair("id0", "id1"), cf.Pair("id2", "id3"))
     _, sealed = seal_tests(make_table(), ledger, pairs, confidence_level=0.9)
     family = sealed.evaluate()
     assert family.confidence_level == 0.9
-    assert all(c.alpha_per_rate == pytest.approx(0.1 / 4, rel=1e-12) for c in family)
+    assert all(c.alpha_per_rate == pytest.approx(rate_level(0.1 / 2), rel=1e-12) for c in family)
     assert family.alpha_total == pytest.approx(0.1, rel=1e-12)
 
 
@@ -571,10 +579,10 @@ def test_mmd_route_issues_a_certificate_in_the_family(make_table: TableFactory, 
     family = draft.seal(split.reserved, ledger=ledger).evaluate()
     roc, mmd = family.certificates
     assert mmd.method == "mmd_reserved" and isinstance(mmd.evidence, cf.MMDEvidence)
-    assert mmd.alpha_per_rate == roc.alpha_per_rate == pytest.approx(0.05 / 4, rel=1e-12)
+    assert mmd.alpha_per_rate == roc.alpha_per_rate == pytest.approx(rate_level(0.05 / 2), rel=1e-12)
     ev = mmd.evidence
     rows_a, rows_b = reserved_rows(table, split, PAIR.a), reserved_rows(table, split, PAIR.b)
-    bound = mmd_lower_confidence_bound(rows_a, rows_b, ev.bandwidth, 2 * mmd.alpha_per_rate)
+    bound = mmd_lower_confidence_bound(rows_a, rows_b, ev.bandwidth, 1 - (1 - mmd.alpha_per_rate) ** 2)
     assert ev.mmd_lower == pytest.approx(bound.lower, rel=1e-12)
     assert mmd.epsilon_lower == pytest.approx(mmd_pure_dp_epsilon_lower(bound.lower), rel=1e-12)
     assert mmd.epsilon_lower > 0  # well separated identities, 200 reserved rows each

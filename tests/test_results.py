@@ -24,6 +24,7 @@ from certify.errors import (
     ParameterError,
     StatusError,
 )
+from certify.plan import rate_level
 
 
 def diagnostic(score: float = 12.5, method: str = "gauss_mech") -> cf.Diagnostic:
@@ -265,12 +266,12 @@ def test_certificates_carry_their_provenance(family: cf.CertificateFamily) -> No
     """Every certificate states its family, level, alpha share, fingerprints and assumptions."""
     for c in family:
         assert c.family_id == family.family_id and c.confidence_level == 0.95
-        assert c.alpha_per_rate == pytest.approx(0.05 / 80, rel=1e-12)
+        assert c.alpha_per_rate == pytest.approx(rate_level(0.05 / 40), rel=1e-12)
         assert c.protocol_fingerprint == family.sources[0] and len(c.data_fingerprint) == 64
         assert c.method == "roc_reserved" and c.equation == "Eq. 16"
         assert any("iid" in a for a in c.assumptions)
     assert len(family) == 2 and family.n_positive == 1
-    assert family.alpha_total == pytest.approx(2 * 2 * 0.05 / 80, rel=1e-12)
+    assert family.alpha_total == pytest.approx(2 * 0.05 / 40, rel=1e-12)
 
 
 # -- merging families --------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from certify.data.draws import (
 )
 from certify.data.stream import CHUNK_CALLS, Backend, ReservedStream
 from certify.errors import ParameterError
+from certify.plan import rate_level
 from certify.protocol.fixed import FixedTest
 from certify.protocol.ledger import Ledger, evaluation_share
 from certify.protocol.lifecycle import Protocol
@@ -325,7 +326,7 @@ def audit_mechanism(
     identity = mechanism_identity(mechanism)
     readable = name or mechanism_name(mechanism)
     earlier = len(ledger.evaluations(identity))
-    alpha_plan = (1.0 - confidence_level) * evaluation_share(earlier + 1) / 2.0
+    alpha_plan = rate_level((1.0 - confidence_level) * evaluation_share(earlier + 1))
 
     # -- development: every choice, on calls that are never reused --------------------------
     root = np.random.SeedSequence(seed)

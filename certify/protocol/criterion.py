@@ -128,7 +128,7 @@ def expected_bound(
     n_class0, n_class1 : int
         Planned reserved rows per class.
     alpha_per_rate : float
-        Bonferroni level of each one-sided Clopper-Pearson bound.
+        Level of each one-sided Clopper-Pearson bound (:func:`certify.plan.alpha_per_rate`).
     delta : float, default 0.0
         Delta of the certified statement.
 

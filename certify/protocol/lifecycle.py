@@ -1,7 +1,7 @@
 """The protocol lifecycle (paper Sec. 5.3, 6.5): draft -> sealed -> evaluated once.
 
 A draft :class:`Protocol` collects fixed tests, each fitted on development data only;
-:meth:`Protocol.seal` checks them against the reserved split, fixes the Bonferroni allocation and
+:meth:`Protocol.seal` checks them against the reserved split, fixes the error allocation and
 writes a JSON pre-registration record to the :class:`~certify.Ledger`;
 :meth:`SealedProtocol.evaluate` marks the reserved split spent in the ledger, then reads its rows
 once and issues a :class:`~certify.CertificateFamily`.
@@ -31,6 +31,7 @@ from certify.errors import (
     RecordError,
     ReservedSplitReusedError,
 )
+from certify.plan import alpha_of_test, alpha_per_rate, rate_level
 from certify.protocol.fixed import FixedTest
 from certify.protocol.ledger import Ledger
 from certify.protocol.mmd import MMD_ASSUMPTIONS, MMDTest
@@ -58,7 +59,9 @@ CERTIFICATE_ASSUMPTIONS: Final = (
     "the reserved rows of each identity are iid draws from that identity's output distribution",
     "the reserved rows were used for no choice: pairs, classifier, orientation and threshold "
     "were fixed on development data and recorded before evaluation",
-    "the two error rates of every test are bounded simultaneously by a union (Bonferroni) bound",
+    "the two error rates of a test are counted on disjoint, independent reserved rows and each "
+    "is bounded at alpha_per_rate, so both hold with probability (1 - alpha_per_rate)^2; the "
+    "tests of the family hold together by a union (Bonferroni) bound",
 )
 
 MECHANISM_ASSUMPTIONS: Final = (
@@ -66,7 +69,9 @@ MECHANISM_ASSUMPTIONS: Final = (
     "are iid and independent of every development call",
     "the reserved calls were made only after sealing, once; the event (score, orientation, "
     "threshold) and the input pair were fixed on development calls and recorded before",
-    "the two error rates of every test are bounded simultaneously by a union (Bonferroni) bound",
+    "the two error rates of a test are counted on separate, independent reserved calls and each "
+    "is bounded at alpha_per_rate, so both hold with probability (1 - alpha_per_rate)^2; the "
+    "tests of the family hold together by a union (Bonferroni) bound",
     "this evaluation spends the share 6 / (pi^2 k^2) of the claim's error budget (k-th "
     "evaluation of this mechanism in the ledger), so all its evaluations hold together",
 )
@@ -105,9 +110,12 @@ class Protocol:
 
     Notes
     -----
-    ``alpha_per_rate = (1 - confidence_level) / (2 * family_size)``: each test has two error
-    rates, each bounded one-sided at that level, so by the union bound all bounds hold together
-    with probability at least ``confidence_level`` under the iid model.
+    Each test gets the share ``(1 - confidence_level) / family_size`` of the error budget (union
+    bound over tests). Its two error rates are counted on disjoint reserved rows (``pair.a`` and
+    ``pair.b``), independent under the iid model, so each is bounded one-sided at
+    ``alpha_per_rate = 1 - sqrt(1 - share)`` (:func:`certify.plan.alpha_per_rate`): both hold
+    with probability ``(1 - alpha_per_rate)^2 = 1 - share``, and all bounds of the family hold
+    together with probability at least ``confidence_level``.
 
     Examples
     --------
@@ -256,11 +264,11 @@ class Protocol:
             )
             protocol_section["evaluation"] = slot.evaluation
             protocol_section["level_used"] = 1.0 - slot.alpha_spent
-            protocol_section["alpha_per_rate"] = slot.alpha_spent / (2 * family)
+            protocol_section["alpha_per_rate"] = rate_level(slot.alpha_spent / family)
             data = reserved.record_data()
             data["reserved_counts"] = {k: reserved.counts[k] for k in pairs}
         else:
-            protocol_section["alpha_per_rate"] = (1.0 - self.confidence_level) / (2 * family)
+            protocol_section["alpha_per_rate"] = alpha_per_rate(family, self.confidence_level)
             data = {
                 "table_fingerprint": reserved.table_fingerprint,
                 "development_fingerprint": reserved.development_fingerprint,
@@ -572,7 +580,7 @@ class SealedProtocol:
             rows_a = reserved._take(test.pair.a)
             rows_b = reserved._take(test.pair.b)
             if isinstance(test, MMDTest):
-                bound = mmd_lower_confidence_bound(rows_a, rows_b, test.bandwidth, 2.0 * alpha)
+                bound = mmd_lower_confidence_bound(rows_a, rows_b, test.bandwidth, alpha_of_test(alpha))
                 mmd = MMDEvidence(
                     mmd_biased=bound.mmd_biased,
                     slack=bound.slack,
@@ -580,7 +588,7 @@ class SealedProtocol:
                     bandwidth=test.bandwidth,
                     n_class0=len(rows_a),
                     n_class1=len(rows_b),
-                    alpha=2.0 * alpha,
+                    alpha=alpha_of_test(alpha),
                 )
                 certs.append(
                     Certificate(

@@ -2,8 +2,8 @@
 
 Register an :class:`MMDTest` in a :class:`certify.Protocol` like a fixed decision rule; the sealed
 protocol's evaluation turns a one-sided lower confidence bound on the population MMD into a
-:class:`certify.Certificate` (``method = "mmd_reserved"``) that shares the family's Bonferroni
-budget.
+:class:`certify.Certificate` (``method = "mmd_reserved"``) that shares the family's error
+budget (union bound over tests).
 """
 
 from __future__ import annotations
@@ -61,11 +61,13 @@ class MMDTest:
     -----
     On reserved rows the biased MMD statistic is computed with this kernel, and Gretton et al.
     (2012), Theorem 7 gives ``MMD >= MMD_b - 2 (sqrt(1/m) + sqrt(1/n)) - sqrt(2 (m + n)
-    ln(1/alpha) / (m n))`` with probability ``1 - alpha``; the test spends both of its Bonferroni
-    shares on this one bound (``alpha = 2 alpha_per_rate``). The deduction is large: with 30
-    reserved rows per class it exceeds sqrt(2), the largest possible MMD, so no certificate can
-    be positive; with 300 rows it is about 0.5. The classifier route (Eq. 16) is usually far
-    stronger; this route needs no classifier and no threshold.
+    ln(1/alpha) / (m n))`` with probability ``1 - alpha``; the test spends its whole share of the
+    family's budget on this one bound (``alpha = 1 - (1 - alpha_per_rate)^2``). The deduction is
+    large: with 30 reserved rows per class in a family of 40 tests it exceeds sqrt(2), the largest
+    possible MMD, so no certificate can be positive; with 300 rows it is about 0.5. The classifier
+    route (Eq. 16) is usually far stronger; this route needs no classifier and no threshold.
+    :func:`certify.plan.mmd_required_n` and :func:`certify.plan.mmd_ceiling` say when it can be
+    positive.
 
     Examples
     --------
