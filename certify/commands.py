@@ -15,7 +15,14 @@ from typing import Any, Final
 from certify import plan as _plan
 from certify.errors import ParameterError, RecordError
 
-__all__ = ["describe_table", "evaluate_record", "inspect_table", "plan_report", "preregister_file"]
+__all__ = [
+    "describe_table",
+    "evaluate_record",
+    "inspect_table",
+    "plan_report",
+    "preregister_file",
+    "selftest_report",
+]
 
 EXIT_OK: Final = 0
 
@@ -516,3 +523,17 @@ def audit_mechanism_command(
         write_atomic(safe_path(out, "summary.json"), json.dumps(summary, indent=2, sort_keys=True))
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK
+
+
+def selftest_report(*, quick: bool, inject: str, tight_only: bool, seed: int, workers: int = 2) -> int:
+    """The coverage self-test: print its table; 0 when consistent, 1 when something is flagged."""
+    from certify.selftest import check_injection, run_selftest
+
+    if not tight_only:
+        length = "about a minute" if quick else "several minutes"
+        _say(f"route Monte Carlo: {length} on 2 cores (--tight-only skips it)")
+    report = run_selftest(
+        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed
+    )
+    print(report.to_text())
+    return EXIT_OK if report.consistent else 1
