@@ -406,7 +406,16 @@ def _refit(model: ScoreModel, dev_a: NDArray[np.float64], dev_b: NDArray[np.floa
         return ProductScore(tuple(parts))
     if isinstance(model, HistogramScore):
         refit = _histogram(dev_a, dev_b)
-        return None if refit is None else refit[0]
+        if refit is None or not isinstance(refit[0], HistogramScore):
+            return None
+        # only a partition whose cells are each counted often: a histogram of values mostly
+        # unseen in the first half scores few distinct values there, but refitted on every call
+        # it would score each call by its own count (in-sample, perfectly separating)
+        cells = refit[0].cells(np.vstack([dev_a, dev_b])) + 0.0
+        _, counts = np.unique(_row_hashes(cells), return_counts=True)
+        if counts[counts >= _WELL_COUNTED].sum() < 0.99 * counts.sum():
+            return None
+        return refit[0]
     return None
 
 
