@@ -14,6 +14,7 @@ from certify.benchmark import grid
 from certify.benchmark._compute import _entropy
 from certify.benchmark.grid import Setting, presets, read_results, run_grid
 from certify.errors import DataError, ParameterError
+from certify.plan import rate_level
 
 
 def tiny_settings() -> list[Setting]:
@@ -108,8 +109,9 @@ def test_results_have_statuses_and_references(serial_run: tuple[Path, pd.DataFra
     null = df[df["mechanism"] == "null"]
     assert (null["exact_epsilon"] == 0.0).all()
     cert = df[df["status"] == "Certificate"]
-    # 4 pairs x 2 error rates, or the power family of 40 tests: alpha = 0.05 / (2 * family).
-    expected = np.where(cert["experiment"] == "power", 0.05 / 80, 0.05 / 8)
+    # 4 pairs, or the power family of 40 tests: each test's share 0.05 / family is split between
+    # its two independent error rates, (1 - a)^2 = 1 - 0.05 / family.
+    expected = np.where(cert["experiment"] == "power", rate_level(0.05 / 40), rate_level(0.05 / 4))
     np.testing.assert_allclose(cert["alpha_per_rate"], expected, rtol=1e-12)
     assert (cert["certificate_delta"] == cert["exact_delta"]).all()
     assert not cert["exceeds_exact"].any()
