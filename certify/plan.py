@@ -18,6 +18,7 @@ from scipy.stats import binom
 
 from certify._core import check_confidence_level, check_delta, check_int
 from certify.errors import ParameterError
+from certify.stats._mmd_bounds import theorem7_slack
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
@@ -297,9 +298,7 @@ def _mmd_alpha(n_tests: int, confidence_level: float) -> float:
 
 def _mmd_slack(n: int, alpha: float) -> float:
     """Theorem 7's deduction with ``n`` rows in each class, evaluated as the evaluation does."""
-    return 2.0 * (math.sqrt(1.0 / n) + math.sqrt(1.0 / n)) + math.sqrt(
-        2.0 * (n + n) * math.log(1.0 / alpha) / (n * n)
-    )
+    return theorem7_slack(n, n, alpha)
 
 
 @final

@@ -21,6 +21,7 @@ from certify._core import FrozenMap, Pair, Scalar, check_delta, forbid_numeric_u
 from certify._token import ISSUER, IssueToken
 from certify.errors import ParameterError, StatusError
 from certify.plan import alpha_of_test
+from certify.stats._mmd_bounds import theorem7_slack
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.mmd import mmd_pure_dp_epsilon_lower
 
@@ -344,9 +345,7 @@ class MMDEvidence:
             raise ParameterError(
                 "an MMD certificate spends its test's whole level, 1 - (1 - alpha_per_rate)^2."
             )
-        slack = 2.0 * (math.sqrt(1.0 / m) + math.sqrt(1.0 / n)) + math.sqrt(
-            2.0 * (m + n) * math.log(1.0 / self.alpha) / (m * n)
-        )
+        slack = theorem7_slack(m, n, self.alpha)
         lower = max(0.0, self.mmd_biased - slack)
         if not (
             math.isclose(slack, self.slack, rel_tol=1e-12)
