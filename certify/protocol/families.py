@@ -83,9 +83,13 @@ CERTIFY_CANDIDATES: Final[tuple[FamilyName, ...]] = (
     "median_centroid",
     "gaussian_lr",
     "laplace_lr",
-    "clipped_lr",
 )
-"""The families the ``"certify"`` default selects among on development data."""
+"""The families the ``"certify"`` default selects among on development data.
+
+``"clipped_lr"`` is left out: on the power benchmark's cells (paired, same development and
+reserved rows) the default without it certified as many pairs or more in every cell; it stays
+available by name.
+"""
 
 _LOGISTIC_CS: Final = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
