@@ -136,7 +136,7 @@ def fit_logistic_l2(
     Minimizes ``mean_i [log(1 + exp(z_i)) - y_i z_i] + ||w||^2 / (2 C n)`` with ``z = X w + b``
     (intercept not penalized) from ``w = 0, b = 0`` by L-BFGS-B with the options scikit-learn
     passes to ``scipy.optimize.minimize`` (``gtol = tol``, ``ftol = 64 eps``, ``maxls = 50``;
-    :func:`certify._lbfgsb.minimize_lbfgsb` returns ``minimize``'s iterates), so it takes the same
+    through :func:`certify._lbfgsb.minimize_lbfgsb`), so it takes the same
     iterations to the same optimum (coefficients agree to ~1e-15 relative; tested) without
     scikit-learn's per-call input validation, which dominates the cost at audit sizes.
 

@@ -140,8 +140,8 @@ def test_fit_equals_minimize_on_the_plain_objective(n: int, d: int, max_iter: in
     assert (ref.status == 0) is (max_iter > 3)
 
 
-def test_private_scipy_interface_only_in_the_adapter() -> None:
-    """Only certify._lbfgsb reaches a private SciPy interface; every other module uses public APIs."""
+def test_no_private_interface_of_another_package() -> None:
+    """No certify module reaches a private SciPy interface (L-BFGS-B goes through minimize)."""
     from pathlib import Path
 
     import certify
@@ -151,54 +151,7 @@ def test_private_scipy_interface_only_in_the_adapter() -> None:
         str(p.relative_to(root)) for p in root.rglob("*.py")
         if any(s in p.read_text(encoding="utf-8") for s in ("scipy.optimize._", "import _lbfgsb", "setulb("))
     )
-    assert users == ["_lbfgsb.py"]
-
-
-@pytest.mark.parametrize(
-    ("n", "d", "max_iter"), [(40, 512, 1000), (200, 30, 1000), (100, 50, 3), (300, 8, 1000)]
-)
-def test_direct_loop_equals_scipy_minimize(n: int, d: int, max_iter: int) -> None:
-    """The adapter's direct L-BFGS-B loop returns minimize's point bit for bit, same iterations and status."""
-    from scipy.special import expit, log_expit
-
-    from certify._lbfgsb import _direct, _via_minimize
-
-    X, y = _data(n * d + max_iter, n // 2, d, 0.3)
-    sign, target = 2.0 * y - 1.0, y.astype(float)
-
-    def fun(wb: np.ndarray) -> tuple[float, np.ndarray]:
-        z = X @ wb[:d] + wb[d]
-        g = (expit(z) - target) / n
-        loss = -float(log_expit(sign * z).sum()) / n + 0.5 / n * float(wb[:d] @ wb[:d])
-        return loss, np.r_[X.T @ g + wb[:d] / n, g.sum()]
-
-    ref = _via_minimize(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
-    ours = _direct(fun, np.zeros(d + 1), max_iter, 1e-4, 64 * np.finfo(float).eps, 50)
-    np.testing.assert_array_equal(ours[0], ref[0])
-    assert ours[1:3] == ref[1:3]
-    assert ours[2] is (max_iter > 3)
-
-
-def test_adapter_falls_back_to_minimize(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the direct loop is ruled out (a SciPy that changed), fits go through minimize, same result."""
-    import certify._lbfgsb as adapter
-    from certify._sklearn import fit_logistic_l2
-
-    X, y = _data(8, 60, 40, 0.4)
-    fast = fit_logistic_l2(X, y, 1.0, 1e-4, 1000)
-    calls: list[int] = []
-    real = adapter._via_minimize
-
-    def counting(*args: object) -> object:
-        calls.append(1)
-        return real(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(adapter, "_direct_ok", False)
-    monkeypatch.setattr(adapter, "_via_minimize", counting)
-    slow = fit_logistic_l2(X, y, 1.0, 1e-4, 1000)
-    assert calls == [1]
-    np.testing.assert_array_equal(np.r_[fast[0], fast[1]], np.r_[slow[0], slow[1]])
-    assert fast[2] == slow[2]
+    assert users == []
 
 
 def test_stratified_folds_cache_returns_equal_read_only_folds() -> None:
