@@ -441,15 +441,11 @@ def audit_mechanism_command(
     out: str | None,
 ) -> int:
     """Audit a suite mechanism or the user's function; print the result, write the report."""
-    import attrs
-
     from certify.blackbox.audit import audit_mechanism, default_ledger
     from certify.claims import Claim
     from certify.errors import ParameterError
     from certify.protocol.ledger import Ledger
-    from certify.report import certificate_bars, confidence_corners, manifest, safe_path, write_atomic
-    from certify.report import write_report as write
-    from certify.report.mechanism import mechanism_markdown, mechanism_summary
+    from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
     mech, suite = _load_mechanism(mechanism)
     a, b = _json_input(input_a, "--input-a"), _json_input(input_b, "--input-b")
@@ -489,38 +485,14 @@ def audit_mechanism_command(
         if claim is not None:
             print(f"claim epsilon = {claim.epsilon:g}: {summary['verdict']}")
     if out:
-        entry = ledger.entry(audit.certificate.data_fingerprint)
         published = (
             [(p.tool, p.epsilon_lower, p.confidence_level) for p in suite.published]
             if suite is not None else []
         )
-        man = manifest(
-            seeds={"audit": seed},
-            pairs=[list(p) for p in audit.inputs],
-            record_sha256=audit.record.sha256,
-            ledger_entry=None if entry is None
-            else attrs.asdict(entry, filter=lambda att, v: att.name != "outcome_json"),
-            extra={
-                "mechanism": audit.identity,
-                "calls": audit.calls,
-                "development_calls": audit.development_calls,
-                "reserved_calls": dict(audit.reserved_calls),
-                "seconds": round(audit.seconds, 3),
-                "reserved_seconds": round(audit.reserved_seconds, 3),
-                "workers": workers,
-                "backend": backend,
-            },
+        md_path, html_path = write_mechanism_report(
+            audit, out, ledger=ledger, seed=seed, claim=claim, workers=workers,
+            extra={"backend": backend}, published=published, summary=summary,
         )
-        figures = [
-            ("Certified lower bound", certificate_bars(audit.family, claim)),
-            ("Confidence corner", confidence_corners(audit.family)),
-        ]
-        md = mechanism_markdown(
-            audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
-        )
-        md_path, html_path = write(out, "mechanism", md, figures, title=f"certify audit: {mechanism}")
-        write_atomic(safe_path(out, "record.json"), audit.record.to_json())
-        write_atomic(safe_path(out, "summary.json"), json.dumps(summary, indent=2, sort_keys=True))
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from certify.blackbox.audit import MechanismAudit
 from certify.claims import Claim, Inconclusive, Refuted, refute
 from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
 
-__all__ = ["mechanism_markdown", "mechanism_summary"]
+if TYPE_CHECKING:
+    from certify.protocol.ledger import Ledger
+
+__all__ = ["mechanism_markdown", "mechanism_summary", "write_mechanism_report"]
 
 
 def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, Any]:
@@ -164,3 +170,86 @@ def mechanism_markdown(
     if man:
         lines += _manifest_md(man)
     return "\n".join(lines)
+
+
+def write_mechanism_report(
+    audit: MechanismAudit,
+    out: str | os.PathLike[str],
+    *,
+    ledger: Ledger,
+    seed: int,
+    claim: Claim | None = None,
+    workers: int = 1,
+    extra: Mapping[str, Any] | None = None,
+    published: Sequence[tuple[str, float, float]] = (),
+    preface: Sequence[str] = (),
+    summary: Mapping[str, Any] | None = None,
+) -> tuple[Path, Path]:
+    """Write an audit's report (``mechanism.md``, ``mechanism.html``, figures), record and summary.
+
+    Parameters
+    ----------
+    audit : MechanismAudit
+        The audit.
+    out : path
+        Output folder.
+    ledger : Ledger
+        The ledger the audit was recorded in (its entry goes into the manifest).
+    seed : int
+        The audit's seed.
+    claim : Claim, optional
+        The claim tested; without one the report states no verdict.
+    workers : int, default 1
+        Processes the reserved calls ran in (for the manifest).
+    extra : Mapping, optional
+        More manifest fields (library version, backend, ...).
+    published : sequence of (tool, epsilon_lower, confidence_level)
+        Bounds other tools published, shown for comparison.
+    preface : sequence of str
+        Markdown lines placed after the report's title.
+    summary : Mapping, optional
+        The JSON summary to write; default :func:`mechanism_summary`.
+
+    Returns
+    -------
+    (Path, Path)
+        The Markdown and HTML reports.
+    """
+    import attrs
+
+    from certify.report._render import manifest, safe_path, write_atomic, write_report
+    from certify.report.figures import certificate_bars, confidence_corners
+
+    entry = ledger.entry(audit.certificate.data_fingerprint)
+    man = manifest(
+        seeds={"audit": seed},
+        pairs=[list(p) for p in audit.inputs],
+        record_sha256=audit.record.sha256,
+        ledger_entry=None if entry is None
+        else attrs.asdict(entry, filter=lambda att, v: att.name != "outcome_json"),
+        extra={
+            "mechanism": audit.identity,
+            "calls": audit.calls,
+            "development_calls": audit.development_calls,
+            "reserved_calls": dict(audit.reserved_calls),
+            "seconds": round(audit.seconds, 3),
+            "reserved_seconds": round(audit.reserved_seconds, 3),
+            "workers": workers,
+            **(extra or {}),
+        },
+    )
+    figures = [
+        ("Certified lower bound", certificate_bars(audit.family, claim)),
+        ("Confidence corner", confidence_corners(audit.family)),
+    ]
+    body = mechanism_markdown(
+        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
+    )
+    if preface:
+        title, _, rest = body.partition("\n")
+        body = "\n".join([title, "", *preface, rest.lstrip("\n")])
+    paths = write_report(out, "mechanism", body, figures, title=f"certify audit: {audit.mechanism}")
+    write_atomic(safe_path(out, "record.json"), audit.record.to_json())
+    data = dict(summary) if summary is not None else mechanism_summary(audit, claim)
+    write_atomic(safe_path(out, "summary.json"), json.dumps(data, indent=2, sort_keys=True))
+    return paths

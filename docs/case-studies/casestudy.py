@@ -25,15 +25,8 @@ from numpy.typing import NDArray
 
 import certify as cf
 from certify.blackbox.audit import MechanismAudit
-from certify.report import (
-    certificate_bars,
-    confidence_corners,
-    manifest,
-    safe_path,
-    write_atomic,
-    write_report,
-)
-from certify.report.mechanism import mechanism_markdown, mechanism_summary
+from certify.report import write_atomic
+from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
 __all__ = ["HERE", "Candidate", "Row", "Study", "cli", "markdown_table", "run_study", "sweep", "sweep_table"]
 
@@ -151,36 +144,12 @@ def _report(
     workers: int,
 ) -> Path:
     """Write certify's mechanism report, the record and the summary; return the report's path."""
-    entry = ledger.entry(audit.certificate.data_fingerprint)
-    man = manifest(
-        seeds={"audit": seed},
-        pairs=[list(p) for p in audit.inputs],
-        record_sha256=audit.record.sha256,
-        ledger_entry=None if entry is None
-        else attrs.asdict(entry, filter=lambda att, v: att.name != "outcome_json"),
-        extra={
-            "library": study.version,
-            "mechanism": audit.identity,
-            "calls": audit.calls,
-            "development_calls": audit.development_calls,
-            "reserved_calls": dict(audit.reserved_calls),
-            "seconds": round(audit.seconds, 3),
-            "reserved_seconds": round(audit.reserved_seconds, 3),
-            "workers": workers,
-        },
-    )
-    figures = [
-        ("Certified lower bound", certificate_bars(audit.family, claim)),
-        ("Confidence corner", confidence_corners(audit.family)),
-    ]
-    body = mechanism_markdown(audit, claim=claim, man=man, figures=[f for f, _ in figures])
-    title, _, rest = body.partition("\n")
-    md = "\n".join([title, "", *_case_section(study, audit, claim), rest.lstrip("\n")])
-    path, _ = write_report(folder, "mechanism", md, figures, title=f"certify audit: {audit.mechanism}")
-    write_atomic(safe_path(folder, "record.json"), audit.record.to_json())
     summary = mechanism_summary(audit, claim)
     summary["library"] = study.version
-    write_atomic(safe_path(folder, "summary.json"), json.dumps(summary, indent=2, sort_keys=True))
+    path, _ = write_mechanism_report(
+        audit, folder, ledger=ledger, seed=seed, claim=claim, workers=workers,
+        extra={"library": study.version}, preface=_case_section(study, audit, claim), summary=summary,
+    )
     return path
 
 
