@@ -23,7 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from certify._core import Pair, check_confidence_level, check_delta, check_int
-from certify.blackbox.events import Choice, Family, choose_event, resolve_families
+from certify.blackbox.events import (
+    Choice,
+    Family,
+    choose_event,
+    held_out_value,
+    resolve_families,
+    split_reserved,
+)
 from certify.data.draws import (
     Mechanism,
     call_mechanism,
@@ -46,6 +53,9 @@ __all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
 
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
+
+_SCREEN_JUDGED: Final = 3
+"""Events per input pair judged on held-out calls in a screening round (the best few found)."""
 
 MAX_DEV_VALUES: Final = 40_000_000
 """Most development output numbers held in memory (calls times output dimension)."""
@@ -100,7 +110,7 @@ class MechanismAudit:
     development_calls : int
         Calls spent on development (all candidate pairs).
     reserved_calls : Mapping[str, int]
-        Reserved calls per input of the chosen pair.
+        Reserved calls per input of the chosen pair (split as the chosen event favours).
     inputs : tuple of (str, str)
         The candidate input pairs (labels: compact JSON), in the order given.
     chosen : str
@@ -151,7 +161,8 @@ def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[
     One pair: a single round. Several pairs: successive halving; every screening round spends
     the same share of half the development budget on the pairs still in the race (fresh calls
     each round) and keeps the better half, until one pair is left; the last round, on that pair
-    alone with the other half of the budget, chooses the event.
+    alone with the other half of the budget, chooses the event. The reserved calls returned are
+    per input of an even split; the audit may split their sum unevenly (``split_reserved``).
     """
     dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
     alive, sizes = n_pairs, [n_pairs]
@@ -234,7 +245,8 @@ def audit_mechanism(
         The whole budget of mechanism calls, development and reserved.
     inputs : sequence of (input_a, input_b), optional
         Several candidate pairs instead of ``input_a, input_b``; the pair is chosen on
-        development calls (each pair gets an equal share of them).
+        development calls by successive halving, each pair judged by its best events' counts
+        on a third of its round's calls that took no part in finding them.
     confidence_level : float, default 0.95
         Level stated for the claim; every evaluation of this mechanism recorded in the ledger
         holds together at it (see Notes).
@@ -283,6 +295,10 @@ def audit_mechanism(
 
     Notes
     -----
+    Reserved calls: their sum is fixed by the budget; the split between the two inputs is
+    chosen on development calls (:func:`~certify.blackbox.events.split_reserved`), so an event
+    one input almost never produces gets most calls on that input.
+
     Guarantee: with probability at least ``level_used`` over the reserved calls, the
     mechanism is not ``(epsilon, delta)``-DP for any ``epsilon < certificate.epsilon_lower``,
     provided each call draws fresh, independent randomness. The event was fixed on
@@ -339,38 +355,62 @@ def audit_mechanism(
     rounds, reserved_n = _budget(calls, len(pairs), float(dev_fraction), width)
     seqs = iter(np.random.SeedSequence(seed, spawn_key=(1,)).spawn(4 * len(pairs) * len(rounds)))
 
-    def develop(p: int, n: int, fams: Sequence[Family]) -> list[tuple[int, int, Choice]]:
+    def draw_pair(p: int, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         (la, xa), (lb, xb) = pairs[p]
-        dev_a = _draw(mechanism, xa, n, next(seqs), readable, la, width)
-        dev_b = _draw(mechanism, xb, n, next(seqs), readable, lb, width)
-        return [
-            (p, n, c)
-            for c in choose_event(
-                dev_a, dev_b, fams, reserved_a=reserved_n, reserved_b=reserved_n,
-                alpha_per_rate=alpha_plan, delta=delta, seed=seed,
-            )
-        ]
+        return (_draw(mechanism, xa, n, next(seqs), readable, la, width),
+                _draw(mechanism, xb, n, next(seqs), readable, lb, width))
+
+    def develop(
+        dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family]
+    ) -> list[Choice]:
+        return choose_event(
+            dev_a, dev_b, fams, reserved_a=reserved_n, reserved_b=reserved_n,
+            alpha_per_rate=alpha_plan, delta=delta, seed=seed,
+        )
 
     # successive halving over the candidate pairs with the cheap families, fresh calls in each
-    # round; the last round, on the one pair left, tries every family and chooses the event
+    # round. Within a round, two thirds of a pair's calls choose its events and the last third
+    # judges the best few, fixed: the search over thousands of events finds chance tails in
+    # small samples, and only held-out counts rank pairs without that bias. The last round, on
+    # the one pair left, tries every family and chooses the event.
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
     alive = list(range(len(pairs)))
     development: list[tuple[int, int, Choice]] = []
+    screening: list[dict[str, Any]] = []
     for n in rounds[:-1]:
-        scored: dict[int, tuple[float, float]] = {}
+        scored: dict[int, float] = {}
         for p in alive:
-            found = develop(p, n, cheap)
-            development.extend(found)
-            scored[p] = max(((c.value, c.plug_in) for _, _, c in found), default=(-1.0, -1.0))
+            dev_a, dev_b = draw_pair(p, n)
+            cut = max(2 * n // 3, 2)
+            found = develop(dev_a[:cut], dev_b[:cut], cheap)
+            development.extend((p, n, c) for c in found)
+            judged = [
+                (held_out_value(c, dev_a[cut:], dev_b[cut:], reserved_a=reserved_n,
+                                reserved_b=reserved_n, alpha_per_rate=alpha_plan, delta=delta), c)
+                for c in found[:_SCREEN_JUDGED]
+            ]
+            value, choice = max(judged, key=lambda vc: vc[0], default=(-1.0, None))
+            scored[p] = value
+            screening.append({"pair": [pairs[p][0][0], pairs[p][1][0]], "calls_per_input": n,
+                              "held_out": value, "test": choice.label if choice else None})
         alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
     chosen_pair = alive[0]
-    final = develop(chosen_pair, rounds[-1], families)
+    dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
+    final = [(chosen_pair, rounds[-1], c) for c in develop(dev_a, dev_b, families)]
     if not final:
         raise ParameterError(
             f"no test family in {families!r} applies to these outputs; use tests='certify'."
         )
     development = final + development
     best = final[0][2]
+    # the reserved calls split between the inputs as the chosen event's development counts
+    # favour (judged on the half of the development calls that chose the threshold)
+    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+    reserved_a, reserved_b = split_reserved(
+        best, dev_a[half_a:], dev_b[half_b:], 2 * reserved_n, alpha_per_rate=alpha_plan,
+        delta=delta,
+    )
+    del dev_a, dev_b
     (la, xa), (lb, xb) = pairs[chosen_pair]
     dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, rounds)
     test = FixedTest(
@@ -388,7 +428,7 @@ def audit_mechanism(
     stream = ReservedStream.create(
         mechanism,
         {la: xa, lb: xb},
-        {la: reserved_n, lb: reserved_n},
+        {la: reserved_a, lb: reserved_b},
         identity=identity,
         name=readable,
         seed=seed,
@@ -403,6 +443,8 @@ def audit_mechanism(
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
             "development_calls_per_input_by_round": rounds,
+            "screening": screening[:50],
+            "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "development": [
                 {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
@@ -432,7 +474,7 @@ def audit_mechanism(
         level_used=float(proto["level_used"]),
         calls=calls,
         development_calls=_development_calls(len(pairs), rounds),
-        reserved_calls={la: reserved_n, lb: reserved_n},
+        reserved_calls={la: reserved_a, lb: reserved_b},
         inputs=tuple((a[0], b[0]) for a, b in pairs),
         chosen=f"{best.label} {op} {best.threshold:.6g}",
         seconds=time.perf_counter() - start,

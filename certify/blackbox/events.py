@@ -39,7 +39,13 @@ from numpy.typing import NDArray
 
 from certify.data.draws import is_discrete
 from certify.errors import ParameterError
-from certify.protocol.criterion import FEW_CUTS, FEW_CUTS_LEVEL, best_cut, robust_cut
+from certify.protocol.criterion import (
+    FEW_CUTS,
+    FEW_CUTS_LEVEL,
+    best_cut,
+    pessimistic_bound,
+    robust_cut,
+)
 from certify.protocol.scores import (
     BinnedScore,
     DifferenceScore,
@@ -58,7 +64,10 @@ __all__ = [
     "Choice",
     "Family",
     "choose_event",
+    "event_errors",
+    "held_out_value",
     "resolve_families",
+    "split_reserved",
 ]
 
 Family: TypeAlias = Literal[
@@ -84,6 +93,7 @@ _SCORED_ROWS: Final = 200_000
 _BOOSTED_MARGIN: Final = 0.01
 _FEW_VALUES: Final = 4096
 _WELL_COUNTED: Final = 20
+_SHARES: Final = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 
 
 @final
@@ -516,3 +526,110 @@ def choose_event(
             choices.append((value - penalty, plug_in - penalty, -rank, choice))
     choices.sort(key=lambda c: (c[0], c[1], c[2]), reverse=True)
     return [c[3] for c in choices]
+
+
+def event_errors(choice: Choice, out_a: NDArray[np.float64], out_b: NDArray[np.float64]) -> tuple[int, int]:
+    """Errors of a chosen event on outputs: calls of a inside it, calls of b outside it.
+
+    Examples
+    --------
+    >>> from certify.protocol.scores import LinearScore
+    >>> c = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    >>> event_errors(c, np.array([[0.0], [1.0]]), np.array([[1.0], [0.0], [2.0]]))
+    (1, 1)
+    """
+    s0 = choice.orientation * choice.model.score(out_a)
+    s1 = choice.orientation * choice.model.score(out_b)
+    cut = choice.orientation * choice.threshold
+    return int(np.count_nonzero(s0 >= cut)), int(np.count_nonzero(s1 < cut))
+
+
+def held_out_value(
+    choice: Choice,
+    out_a: NDArray[np.float64],
+    out_b: NDArray[np.float64],
+    *,
+    reserved_a: int,
+    reserved_b: int,
+    alpha_per_rate: float,
+    delta: float,
+) -> float:
+    """The bound a chosen event is expected to certify, from calls that played no part in choosing it.
+
+    The event is fixed, so its error counts on these calls are unbiased: no search over
+    families, thresholds or input pairs has picked them. Plug-in rates (level 1/2) of the
+    counts (median-unbiased Clopper-Pearson bounds, so a zero count still counts as a rate of
+    order 1/n) are turned into the bound the reserved calls would certify (Eq. 16). Ranking input
+    pairs by this value, rather than by the value the search itself reports, keeps a chance tail
+    of one pair (a fluke among thousands of events) from beating a real effect of another.
+
+    Examples
+    --------
+    >>> from certify.protocol.scores import LinearScore
+    >>> c = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    >>> a, b = np.zeros((1000, 1)), np.ones((1000, 1))
+    >>> held_out_value(c, a, b, reserved_a=10**5, reserved_b=10**5, alpha_per_rate=0.01, delta=0.0) > 6
+    True
+    """
+    errors = event_errors(choice, out_a, out_b)
+    return _event_value(errors, out_a, out_b, (reserved_a, reserved_b), alpha_per_rate, delta, 0.5)
+
+
+def _event_value(
+    errors: tuple[int, int],
+    out_a: NDArray[np.float64],
+    out_b: NDArray[np.float64],
+    reserved: tuple[int, int],
+    alpha_per_rate: float,
+    delta: float,
+    level: float,
+) -> float:
+    """:func:`pessimistic_bound` of one event's development error counts."""
+    value = pessimistic_bound(
+        np.array([errors[0]], dtype=np.float64), out_a.shape[0],
+        np.array([errors[1]], dtype=np.float64), out_b.shape[0], reserved[0], reserved[1],
+        alpha_per_rate, delta, dev_level=level,
+    )
+    return float(value[0])
+
+
+def split_reserved(
+    choice: Choice,
+    out_a: NDArray[np.float64],
+    out_b: NDArray[np.float64],
+    total: int,
+    *,
+    alpha_per_rate: float,
+    delta: float,
+) -> tuple[int, int]:
+    """Reserved calls per input for a chosen event: the split its development counts favour.
+
+    An event that input a almost never produces (its bound rests on the upper bound of a
+    rate near zero) certifies more when the calls go mostly to input a, whose zero count then
+    bounds a smaller rate, and the other way round. The shares of input a tried are 0.05, 0.1,
+    0.2, ..., 0.9, 0.95; each is judged by the pessimistic bound (level
+    :data:`DEV_LEVEL`) of the event's development counts, and an even split is kept unless
+    another is strictly better. The split is fixed before any reserved call, so it affects
+    power, never validity.
+
+    Examples
+    --------
+    >>> from certify.protocol.scores import LinearScore
+    >>> c = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    >>> a = np.zeros((10000, 1))
+    >>> b = np.where(np.arange(10000) < 3000, 1.0, 0.0).reshape(-1, 1)
+    >>> n_a, n_b = split_reserved(c, a, b, 10**6, alpha_per_rate=0.01, delta=0.0)
+    >>> n_a > n_b
+    True
+    """
+    errors = event_errors(choice, out_a, out_b)
+    shares = sorted({*_SHARES, *(1.0 - x for x in _SHARES)})
+    best_value, best_split = -1.0, (total // 2, total - total // 2)
+    for share in [0.5] + [x for x in shares if x != 0.5]:
+        n_a = min(max(round(share * total), 1), total - 1)
+        value = _event_value(
+            errors, out_a, out_b, (n_a, total - n_a), alpha_per_rate, delta, DEV_LEVEL
+        )
+        if value > best_value:
+            best_value, best_split = value, (n_a, total - n_a)
+    return best_split

@@ -15,6 +15,7 @@ import certify as cf
 from certify.blackbox.audit import _budget, _development_calls
 from certify.data.stream import CHUNK_CALLS, ReservedStream
 from certify.protocol.ledger import evaluation_share
+from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 
 LN3 = math.log(3.0)
 
@@ -129,6 +130,52 @@ def test_candidate_pairs_choose_the_distinguishable_one(ledger: cf.Ledger, seed:
     assert audit.certificate.pair == cf.Pair("[0.0,0.0]", "[1.0,0.0]")
     assert audit.certificate.epsilon_lower > 0.5
     assert len(audit.inputs) == 2
+
+
+def test_screening_ranks_pairs_by_held_out_counts(ledger: cf.Ledger, seed: int) -> None:
+    """Screening rounds record every pair's held-out value; the pair kept is the best judged."""
+
+    def noisy_first(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        """Only the first coordinate carries the input."""
+        return x[None, :1] + rng.laplace(0.0, 1.0, size=(n, 1))
+
+    pairs = [([0.0, 0.0], [0.0, 1.0]), ([0.0, 0.0], [0.5, 0.0]), ([0.0, 0.0], [1.0, 0.0])]
+    audit = cf.audit_mechanism(noisy_first, inputs=pairs, calls=400_000, ledger=ledger, seed=seed,
+                               progress=False)
+    screening = audit.record.content["annotations"]["screening"]
+    first = [s for s in screening if s["calls_per_input"] == screening[0]["calls_per_input"]]
+    assert len(first) == 3
+    held = {tuple(s["pair"]): s["held_out"] for s in screening}
+    # the pair that does not differ in the first coordinate has no effect: judged below the others
+    assert held[("[0.0,0.0]", "[0.0,1.0]")] < held[("[0.0,0.0]", "[1.0,0.0]")]
+    last = screening[-1]["calls_per_input"]
+    best = max((s for s in screening if s["calls_per_input"] == last), key=lambda s: s["held_out"])
+    assert tuple(best["pair"]) == (audit.certificate.pair.a, audit.certificate.pair.b)
+    assert audit.certificate.pair == cf.Pair("[0.0,0.0]", "[1.0,0.0]")
+
+
+def test_reserved_calls_go_to_the_input_whose_zero_count_carries_the_bound(
+    ledger: cf.Ledger, seed: int
+) -> None:
+    """An event input a never produces: most reserved calls go to a, and the bound beats an even split."""
+
+    def one_sided(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        """Input 0 always answers 0; input 1 answers 1 with probability 0.3 (epsilon infinite)."""
+        return ((rng.random(n) < 0.3) & (x[0] > 0)).astype(np.int64)
+
+    audit = cf.audit_mechanism(one_sided, 0.0, 1.0, calls=200_000, ledger=ledger, seed=seed,
+                               progress=False)
+    n_a, n_b = audit.reserved_calls["[0.0]"], audit.reserved_calls["[1.0]"]
+    assert n_a > 2 * n_b
+    assert (audit.certificate.n_class0, audit.certificate.n_class1) == (n_a, n_b)
+    assert audit.record.content["annotations"]["reserved_split"] == [n_a, n_b]
+    # an even split of the same calls, at the same level, with the expected count of b's errors
+    even = (n_a + n_b) // 2
+    alpha = audit.certificate.alpha_per_rate
+    u_a = clopper_pearson_upper(0, even, alpha)
+    u_b = clopper_pearson_upper(round(0.7 * even), even, alpha)
+    even_bound = epsilon_lower_from_error_bounds(u_a, u_b, 0.0)
+    assert audit.certificate.epsilon_lower > even_bound + 0.3
 
 
 def test_record_round_trips_every_score_model(ledger: cf.Ledger, seed: int) -> None:
