@@ -19,6 +19,7 @@ from typing import cast
 
 import pandas as pd
 
+from certify.benchmark.ceiling import plug_in_ceiling
 from certify.benchmark.grid import (
     APPENDIX_EPSILONS,
     CERTIFICATE_EPSILONS,
@@ -48,6 +49,23 @@ def settings(repetitions: int, quick: bool) -> list[Setting]:
     return out
 
 
+def print_ceilings(quick: bool) -> None:
+    """The plug-in ceiling and the oracle's best-threshold fraction of every Gaussian cell."""
+    rows = []
+    grids = {"gaussian": CERTIFICATE_EPSILONS, "anisotropic": APPENDIX_EPSILONS}
+    for fam, eps_grid in grids.items():
+        for n in (30, 100) if quick else SAMPLE_SIZES:
+            for eps in eps_grid:
+                if eps > 0:
+                    ceiling, oracle = plug_in_ceiling(fam, eps, n)
+                    rows.append({"family": fam, "n": n, "epsilon_g": eps, "ceiling": round(ceiling, 3),
+                                 "oracle_best_threshold": round(oracle, 3)})
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_rows", 500)
+    print("expected fraction of pairs positive: plug-in ceiling vs the true direction (best thresholds)")
+    print(pd.DataFrame(rows).to_string(index=False))
+
+
 def main() -> None:
     """Run the grid and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -55,7 +73,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--ceiling-only", action="store_true",
+                        help="print the plug-in ceiling of every Gaussian cell and stop (seconds)")
     args = parser.parse_args()
+    if args.ceiling_only:
+        print_ceilings(args.quick)
+        return
     out = args.out or tempfile.mkdtemp(prefix="bench-power-")
     start = time.perf_counter()
     df = read_results(run_grid(settings(args.repetitions, args.quick), out, workers=args.workers))
@@ -65,6 +88,10 @@ def main() -> None:
     cert["positive"] = cert["value"] > 0
     frac = cert.groupby(["noise_family", "n_samples", "epsilon_g", "test"])["positive"].mean().unstack("test")
     frac = frac[["certify", "paper", "oracle"]]
+    frac["ceiling"] = [
+        plug_in_ceiling(fam, eps, n)[0] if fam in ("gaussian", "anisotropic") and eps > 0 else math.nan
+        for fam, n, eps in frac.index
+    ]
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
     print(f"fraction of 40 pairs with a positive bound (mean over {args.repetitions} repetition(s))")
@@ -72,7 +99,7 @@ def main() -> None:
     rows = []
     for (fam, n), g in frac.groupby(level=[0, 1]):
         rec: dict[str, object] = {"family": fam, "n": n}
-        for test in ("certify", "paper", "oracle"):
+        for test in ("certify", "paper", "oracle", "ceiling"):
             ok = g[g[test] >= 0.5].index.get_level_values("epsilon_g")
             rec[test] = float(min(ok)) if len(ok) else math.nan
         rows.append(rec)

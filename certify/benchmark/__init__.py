@@ -4,6 +4,7 @@ An auditor's only way to know whether an audit method is calibrated is to run it
 is known (paper Sec. 6, Appendices B-C).
 """
 
+from certify.benchmark.ceiling import plug_in_ceiling
 from certify.benchmark.demo import run_small_benchmark
 from certify.benchmark.grid import Setting, presets, read_results, run_grid
 from certify.benchmark.mechanisms import (
@@ -32,6 +33,7 @@ __all__ = [
     "clustered",
     "dispersed",
     "mechanism_for",
+    "plug_in_ceiling",
     "power_pairs",
     "presets",
     "read_results",
