@@ -27,7 +27,6 @@ from certify.blackbox.events import (
     Choice,
     Family,
     choose_event,
-    held_out_value,
     resolve_families,
     split_reserved,
 )
@@ -53,9 +52,6 @@ __all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
 
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
-
-_SCREEN_JUDGED: Final = 3
-"""Events per input pair judged on held-out calls in a screening round (the best few found)."""
 
 MAX_DEV_VALUES: Final = 40_000_000
 """Most development output numbers held in memory (calls times output dimension)."""
@@ -245,8 +241,7 @@ def audit_mechanism(
         The whole budget of mechanism calls, development and reserved.
     inputs : sequence of (input_a, input_b), optional
         Several candidate pairs instead of ``input_a, input_b``; the pair is chosen on
-        development calls by successive halving, each pair judged by its best events' counts
-        on a third of its round's calls that took no part in finding them.
+        development calls by successive halving (each pair gets an equal share of a round).
     confidence_level : float, default 0.95
         Level stated for the claim; every evaluation of this mechanism recorded in the ledger
         holds together at it (see Notes).
@@ -369,30 +364,16 @@ def audit_mechanism(
         )
 
     # successive halving over the candidate pairs with the cheap families, fresh calls in each
-    # round. Within a round, two thirds of a pair's calls choose its events and the last third
-    # judges the best few, fixed: the search over thousands of events finds chance tails in
-    # small samples, and only held-out counts rank pairs without that bias. The last round, on
-    # the one pair left, tries every family and chooses the event.
+    # round; the last round, on the one pair left, tries every family and chooses the event
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
     alive = list(range(len(pairs)))
     development: list[tuple[int, int, Choice]] = []
-    screening: list[dict[str, Any]] = []
     for n in rounds[:-1]:
-        scored: dict[int, float] = {}
+        scored: dict[int, tuple[float, float]] = {}
         for p in alive:
-            dev_a, dev_b = draw_pair(p, n)
-            cut = max(2 * n // 3, 2)
-            found = develop(dev_a[:cut], dev_b[:cut], cheap)
+            found = develop(*draw_pair(p, n), cheap)
             development.extend((p, n, c) for c in found)
-            judged = [
-                (held_out_value(c, dev_a[cut:], dev_b[cut:], reserved_a=reserved_n,
-                                reserved_b=reserved_n, alpha_per_rate=alpha_plan, delta=delta), c)
-                for c in found[:_SCREEN_JUDGED]
-            ]
-            value, choice = max(judged, key=lambda vc: vc[0], default=(-1.0, None))
-            scored[p] = value
-            screening.append({"pair": [pairs[p][0][0], pairs[p][1][0]], "calls_per_input": n,
-                              "held_out": value, "test": choice.label if choice else None})
+            scored[p] = max(((c.value, c.plug_in) for c in found), default=(-1.0, -1.0))
         alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
     chosen_pair = alive[0]
     dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
@@ -443,7 +424,6 @@ def audit_mechanism(
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
             "development_calls_per_input_by_round": rounds,
-            "screening": screening[:50],
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "development": [

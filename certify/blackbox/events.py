@@ -65,7 +65,6 @@ __all__ = [
     "Family",
     "choose_event",
     "event_errors",
-    "held_out_value",
     "resolve_families",
     "split_reserved",
 ]
@@ -542,37 +541,6 @@ def event_errors(choice: Choice, out_a: NDArray[np.float64], out_b: NDArray[np.f
     s1 = choice.orientation * choice.model.score(out_b)
     cut = choice.orientation * choice.threshold
     return int(np.count_nonzero(s0 >= cut)), int(np.count_nonzero(s1 < cut))
-
-
-def held_out_value(
-    choice: Choice,
-    out_a: NDArray[np.float64],
-    out_b: NDArray[np.float64],
-    *,
-    reserved_a: int,
-    reserved_b: int,
-    alpha_per_rate: float,
-    delta: float,
-) -> float:
-    """The bound a chosen event is expected to certify, from calls that played no part in choosing it.
-
-    The event is fixed, so its error counts on these calls are unbiased: no search over
-    families, thresholds or input pairs has picked them. Plug-in rates (level 1/2) of the
-    counts (median-unbiased Clopper-Pearson bounds, so a zero count still counts as a rate of
-    order 1/n) are turned into the bound the reserved calls would certify (Eq. 16). Ranking input
-    pairs by this value, rather than by the value the search itself reports, keeps a chance tail
-    of one pair (a fluke among thousands of events) from beating a real effect of another.
-
-    Examples
-    --------
-    >>> from certify.protocol.scores import LinearScore
-    >>> c = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
-    >>> a, b = np.zeros((1000, 1)), np.ones((1000, 1))
-    >>> held_out_value(c, a, b, reserved_a=10**5, reserved_b=10**5, alpha_per_rate=0.01, delta=0.0) > 6
-    True
-    """
-    errors = event_errors(choice, out_a, out_b)
-    return _event_value(errors, out_a, out_b, (reserved_a, reserved_b), alpha_per_rate, delta, 0.5)
 
 
 def _event_value(

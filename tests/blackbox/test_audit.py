@@ -132,28 +132,6 @@ def test_candidate_pairs_choose_the_distinguishable_one(ledger: cf.Ledger, seed:
     assert len(audit.inputs) == 2
 
 
-def test_screening_ranks_pairs_by_held_out_counts(ledger: cf.Ledger, seed: int) -> None:
-    """Screening rounds record every pair's held-out value; the pair kept is the best judged."""
-
-    def noisy_first(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        """Only the first coordinate carries the input."""
-        return x[None, :1] + rng.laplace(0.0, 1.0, size=(n, 1))
-
-    pairs = [([0.0, 0.0], [0.0, 1.0]), ([0.0, 0.0], [0.5, 0.0]), ([0.0, 0.0], [1.0, 0.0])]
-    audit = cf.audit_mechanism(noisy_first, inputs=pairs, calls=400_000, ledger=ledger, seed=seed,
-                               progress=False)
-    screening = audit.record.content["annotations"]["screening"]
-    first = [s for s in screening if s["calls_per_input"] == screening[0]["calls_per_input"]]
-    assert len(first) == 3
-    held = {tuple(s["pair"]): s["held_out"] for s in screening}
-    # the pair that does not differ in the first coordinate has no effect: judged below the others
-    assert held[("[0.0,0.0]", "[0.0,1.0]")] < held[("[0.0,0.0]", "[1.0,0.0]")]
-    last = screening[-1]["calls_per_input"]
-    best = max((s for s in screening if s["calls_per_input"] == last), key=lambda s: s["held_out"])
-    assert tuple(best["pair"]) == (audit.certificate.pair.a, audit.certificate.pair.b)
-    assert audit.certificate.pair == cf.Pair("[0.0,0.0]", "[1.0,0.0]")
-
-
 def test_reserved_calls_go_to_the_input_whose_zero_count_carries_the_bound(
     ledger: cf.Ledger, seed: int
 ) -> None:
