@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,7 +49,7 @@ from scipy.stats import binom
 from certify.benchmark._compute import _pairs, _prototype_set
 from certify.benchmark._gaussian import Anisotropic, Gaussian
 from certify.benchmark._setting import CONFIDENCE_LEVEL, DEV_FRACTION, Setting
-from certify.benchmark.mechanisms import mechanism_for
+from certify.benchmark.mechanisms import MechanismFamily, mechanism_for
 from certify.errors import ParameterError
 from certify.plan import alpha_per_rate
 
@@ -180,7 +180,7 @@ def plug_in_ceiling(
         The cell's global epsilon.
     n_samples : int
         Rows per identity (half development, half reserved, as in the benchmark).
-    draws : int, default 4000
+    draws : int, default 2000
         Development samples drawn per pair.
     seed : int, default 0
         Seed of the draws.
@@ -208,8 +208,8 @@ def plug_in_ceiling(
             f"the plug-in ceiling is computed for Gaussian noise; got family {family!r}. Use "
             "'gaussian' or 'anisotropic'."
         )
-    setting = Setting("power_compare", "dispersed", family, float(epsilon_g), int(n_samples), 0,  # type: ignore[arg-type]
-                      certificates=True, default_test=True)
+    setting = Setting("power_compare", "dispersed", cast(MechanismFamily, family), float(epsilon_g),
+                      int(n_samples), 0, certificates=True, default_test=True)
     ps = _prototype_set("dispersed", setting.dimension)
     mech = mechanism_for(setting.family, ps, float(epsilon_g))
     pairs = _pairs(setting, ps)
