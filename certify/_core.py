@@ -22,6 +22,7 @@ __all__ = [
     "check_delta",
     "check_int",
     "check_text",
+    "first_true",
     "forbid_numeric_use",
     "freeze_map",
 ]
@@ -148,6 +149,26 @@ def check_int(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
+
+
+def first_true(predicate: Callable[[int], bool], low: int, high: int) -> int:
+    """Smallest integer in ``(low, high]`` where a monotone predicate holds, by bisection.
+
+    ``predicate`` must be False at ``low`` (or ``low`` a sentinel never evaluated), True at
+    ``high``, and switch once in between.
+
+    Examples
+    --------
+    >>> first_true(lambda n: n * n >= 50, 0, 64)
+    8
+    """
+    while high - low > 1:
+        mid = (low + high) // 2
+        if predicate(mid):
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def check_text(value: object, name: str) -> str:

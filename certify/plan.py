@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 from scipy.stats import binom
 
-from certify._core import check_confidence_level, check_delta, check_int
+from certify._core import check_confidence_level, check_delta, check_int, first_true
 from certify.errors import ParameterError
 from certify.stats._mmd_bounds import theorem7_slack
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
@@ -225,14 +225,7 @@ def required_n(
                 f"no n <= {limit} rows per class can certify more than epsilon0={epsilon0}; "
                 "lower the family size or the confidence level."
             )
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return first_true(ok, hi // 2, hi)
 
 
 def power(

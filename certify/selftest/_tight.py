@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binom
 
-from certify._core import check_int
+from certify._core import check_int, first_true
 from certify.errors import ParameterError
 from certify.plan import alpha_per_rate
 from certify.stats.binomial import (
@@ -374,13 +374,7 @@ def _largest_failing(u0: float, upper1: Callable[[int], float], epsilon: float, 
         high, step = low, 2 * step
         low = high - step
     low = max(low, -1)  # fails(low) is True, or low == -1
-    while high - low > 1:
-        mid = (low + high) // 2
-        if fails(mid):
-            low = mid
-        else:
-            high = mid
-    return low
+    return first_true(lambda k1: not fails(k1), low, high) - 1
 
 
 def _frontier(
