@@ -21,6 +21,7 @@ trees, a skops file that loads only scikit-learn types):
 - ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
 
 Development draws are split in two halves: the first fits each family's score, the second
+(for the linear and logistic families, cross-fitted: both, each scored by the fit on the other)
 chooses the orientation and threshold (and among families and input pairs) by
 :func:`~certify.protocol.criterion.robust_cut`: pessimistic development rates, required to hold
 on both quarters of the development draws separately, so that a search over thousands of
@@ -79,6 +80,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
 )
 """Every family, in the order ties are broken (simpler first)."""
 
+_Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
+"""Development scores of input a and input b on two independent halves of the calls."""
+
 DEV_LEVEL: Final = 0.05
 """Level of the pessimistic development rates that rank thresholds (see ``pessimistic_bound``)."""
 
@@ -87,7 +91,8 @@ _MAX_COORDINATES: Final = 64
 _BINS: Final = 128
 _CELL_BINS: Final = 32
 _PRODUCT_P: Final = 1e-3
-_FIT_ROWS: Final = 100_000
+_FIT_ROWS: Final = 1_000_000
+_BOOSTED_FIT_ROWS: Final = 100_000
 _SCORED_ROWS: Final = 200_000
 _BOOSTED_MARGIN: Final = 0.01
 _FEW_VALUES: Final = 4096
@@ -297,10 +302,17 @@ def _subsample(x: NDArray[np.float64], rows: int) -> NDArray[np.float64]:
 def _sklearn_model(
     family: Family, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
 ) -> tuple[ScoreModel, str] | None:
-    """A fitted linear, logistic or boosted-trees score."""
+    """A fitted linear, logistic or boosted-trees score.
+
+    Linear scores are fitted on up to :data:`_FIT_ROWS` calls per input (a rare output pattern,
+    such as a late answer of a sparse vector, needs hundreds of thousands of calls before its
+    coefficient is estimated; a linear fit of a million rows takes seconds); boosted trees, tens
+    of times slower, on :data:`_BOOSTED_FIT_ROWS`.
+    """
     from certify.protocol.families import LinearDiscriminant
 
-    xa, xb = _subsample(fit_a, _FIT_ROWS), _subsample(fit_b, _FIT_ROWS)
+    rows = _BOOSTED_FIT_ROWS if family == "boosted" else _FIT_ROWS
+    xa, xb = _subsample(fit_a, rows), _subsample(fit_b, rows)
     if family == "linear":
         est: Any = LinearDiscriminant("ledoit_wolf")
     elif family == "logistic":
@@ -328,6 +340,38 @@ def _sklearn_model(
         intercept = float(logistic.intercept_[0]) - float(coef @ scaler.mean_)
         return LinearScore(coef.tolist(), intercept), "logistic"
     return SkopsScore.from_estimator(est, "decision_function"), "boosted"
+
+
+def _cross_fitted(
+    family: Family,
+    fit: tuple[NDArray[np.float64], NDArray[np.float64]],
+    sel: tuple[NDArray[np.float64], NDArray[np.float64]],
+    seed: int,
+) -> tuple[LinearScore, str, _Halves] | None:
+    """A linear or logistic score cross-fitted on the two halves of the development calls.
+
+    Each half is scored by the fit on the other half, so every development call has an
+    out-of-sample score and the cut is judged on all of them (twice the counts of a rare event
+    that a fit on one half and a cut on the other would see) without the flattery of scoring
+    the calls a score was fitted on. The stored score averages the two fits' coefficients.
+
+    Returns
+    -------
+    (LinearScore, str, list) or None
+        The averaged score, its label and the two halves' out-of-sample scores
+        ``[(first half a, first half b), (second half a, second half b)]``.
+    """
+    first = _sklearn_model(family, fit[0], fit[1], seed)
+    second = _sklearn_model(family, sel[0], sel[1], seed)
+    if first is None or second is None:
+        return None
+    one, two = cast(LinearScore, first[0]), cast(LinearScore, second[0])
+    halves = [(two.score(fit[0]), two.score(fit[1])), (one.score(sel[0]), one.score(sel[1]))]
+    model = LinearScore(
+        [(a + b) / 2 for a, b in zip(one.coef, two.coef, strict=True)],
+        (one.intercept + two.intercept) / 2,
+    )
+    return model, first[1], halves
 
 
 def _fitted(
@@ -498,25 +542,39 @@ def choose_event(
     if _well_estimated(fitted.get("histogram", []), fit_a, fit_b):
         return [_histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta)]
     for rank, family in enumerate(families):
-        found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
-        for model, label in found:
-            rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
-            s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
-            if family in ("product", "histogram") and _few_values(s0, s1):
-                # a coarse partition of the outputs (few distinct scores): few events to choose
-                # from, so every development call can estimate the ratios; the cut is still
-                # judged on two independent halves
-                refit = _refit(model, dev_a, dev_b)
-                if refit is not None:
-                    model = refit
-                    s0, s1 = model.score(dev_a), model.score(dev_b)
-            m0, m1 = s0.size // 2, s1.size // 2
+        found_halves: list[tuple[ScoreModel, str, _Halves | None]]
+        if family in ("linear", "logistic"):
+            crossed = (
+                _cross_fitted(family, (fit_a, fit_b), (sel_a, sel_b), seed)
+                if family == "logistic" or dev_a.shape[1] > 1 else None
+            )
+            found_halves = [] if crossed is None else [(crossed[0], crossed[1], crossed[2])]
+        else:
+            found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
+            found_halves = [(model, label, None) for model, label in found]
+        for model, label, given in found_halves:
+            if given is not None:
+                halves = given
+            else:
+                rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
+                s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
+                if family in ("product", "histogram") and _few_values(s0, s1):
+                    # a coarse partition of the outputs (few distinct scores): few events to
+                    # choose from, so every development call can estimate the ratios; the cut
+                    # is still judged on two independent halves
+                    refit = _refit(model, dev_a, dev_b)
+                    if refit is not None:
+                        model = refit
+                        s0, s1 = model.score(dev_a), model.score(dev_b)
+                m0, m1 = s0.size // 2, s1.size // 2
+                halves = [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])]
             orientation, threshold, value, plug_in = robust_cut(
-                [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])], reserved_a, reserved_b,
-                alpha_per_rate, delta, dev_level=DEV_LEVEL,
+                halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
             )
             if not math.isfinite(threshold):
                 continue
+            s0 = np.concatenate([h[0] for h in halves])
+            s1 = np.concatenate([h[1] for h in halves])
             auc = _auc(orientation * s0, orientation * s1)
             choice = Choice(family, model, orientation, threshold, value, plug_in, auc, label)
             # boosted trees score reserved calls tens of times slower than the other families:
