@@ -249,3 +249,23 @@ def test_pooled_families_reject_malformed_pooled_spreads() -> None:
         candidate_estimator("laplace_lr", deviations=np.array([1.0, 1.0, 1.0]), dof=4).fit(x, y)
     with pytest.raises(ParameterError, match="pooled spreads"):
         candidate_estimator("gaussian_lr", variances=np.array([1.0, -1.0]), dof=4).fit(x, y)
+
+
+def test_linear_discriminant_with_a_constant_coordinate_and_no_shrinkage() -> None:
+    """A coordinate constant in both classes beside one whose Ledoit-Wolf shrinkage is 0.
+
+    A 0/1 coordinate, half of each value in each class, makes every centred outer product equal
+    the sample covariance, so the estimated shrinkage is 0; the constant coordinate then leaves
+    the unshrunk covariance singular. The fit must solve on the varying coordinate alone.
+    """
+    from certify.protocol.families import LinearDiscriminant
+
+    n = 2000
+    X = np.c_[np.tile([0.0, 1.0], n // 2), np.full(n, 3.0)]
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)].astype(int)
+    X[y == 1, 0] += 0.5
+    model = LinearDiscriminant("ledoit_wolf").fit(X, y)
+    assert model.coef_[0, 1] == 0.0
+    # one varying coordinate: weight = mean difference / within-class variance = 0.5 / 0.25,
+    # whose within-class spread sqrt(2^2 x 0.25) is already 1
+    assert model.coef_[0, 0] == pytest.approx(2.0)

@@ -197,10 +197,17 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
                 gram = z @ z.T + c * np.eye(rows)
                 v = (b - z.T @ np.linalg.solve(gram, z @ b)) / s
             else:
-                # more rows than coordinates: the d x d system directly
+                # more rows than coordinates: the d x d system directly, on the coordinates
+                # that vary within the classes (a constant one, all zeros in z, decouples: its
+                # weight is b / s, or 0 when s is 0 and the system would be singular)
                 b = diff / scale
-                sigma = (1.0 - s) * (z.T @ z) / rows + s * np.eye(z.shape[1])
-                v = np.linalg.solve(sigma, b)
+                varies = var > floor
+                kept = z[:, varies]
+                sigma = (1.0 - s) * (kept.T @ kept) / rows + s * np.eye(kept.shape[1])
+                v = np.zeros_like(b)
+                if varies.any():
+                    v[varies] = np.linalg.solve(sigma, b[varies])
+                v[~varies] = b[~varies] / s if s > 0.0 else 0.0
             w = v / scale
             zv = z @ v
             spread = (1.0 - s) * float(zv @ zv) / rows + s * float(v @ v)
