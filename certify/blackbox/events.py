@@ -548,13 +548,15 @@ def choose_event(
                 _cross_fitted(family, (fit_a, fit_b), (sel_a, sel_b), seed)
                 if family == "logistic" or dev_a.shape[1] > 1 else None
             )
-            found_halves = [] if crossed is None else [(crossed[0], crossed[1], crossed[2])]
+            found_halves = [] if crossed is None else [crossed]
         else:
             found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
             found_halves = [(model, label, None) for model, label in found]
         for model, label, given in found_halves:
             if given is not None:
                 halves = given
+                s0 = np.concatenate([h[0] for h in halves])
+                s1 = np.concatenate([h[1] for h in halves])
             else:
                 rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
                 s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
@@ -573,8 +575,6 @@ def choose_event(
             )
             if not math.isfinite(threshold):
                 continue
-            s0 = np.concatenate([h[0] for h in halves])
-            s1 = np.concatenate([h[1] for h in halves])
             auc = _auc(orientation * s0, orientation * s1)
             choice = Choice(family, model, orientation, threshold, value, plug_in, auc, label)
             # boosted trees score reserved calls tens of times slower than the other families:

@@ -185,14 +185,13 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
             scale = np.sqrt(np.maximum(var, floor))
             z = centered / scale
             s = float(ledoit_wolf_shrinkage(z, assume_centered=True))
-            rows = z.shape[0]
+            rows, b = z.shape[0], diff / scale
             if s >= 1.0:
-                v = diff / scale
+                v = b
                 spread = float(v @ v)
             elif rows <= z.shape[1]:
                 # ((1 - s) Z'Z / rows + s I)^-1 b by the Woodbury identity (fewer rows than
                 # coordinates: a rows x rows system).
-                b = diff / scale
                 c = s * rows / (1.0 - s)
                 gram = z @ z.T + c * np.eye(rows)
                 v = (b - z.T @ np.linalg.solve(gram, z @ b)) / s
@@ -200,13 +199,11 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
                 # more rows than coordinates: the d x d system directly, on the coordinates
                 # that vary within the classes (a constant one, all zeros in z, decouples: its
                 # weight is b / s, or 0 when s is 0 and the system would be singular)
-                b = diff / scale
                 varies = var > floor
                 kept = z[:, varies]
                 sigma = (1.0 - s) * (kept.T @ kept) / rows + s * np.eye(kept.shape[1])
                 v = np.zeros_like(b)
-                if varies.any():
-                    v[varies] = np.linalg.solve(sigma, b[varies])
+                v[varies] = np.linalg.solve(sigma, b[varies])
                 v[~varies] = b[~varies] / s if s > 0.0 else 0.0
             w = v / scale
             zv = z @ v
