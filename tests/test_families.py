@@ -269,3 +269,34 @@ def test_linear_discriminant_with_a_constant_coordinate_and_no_shrinkage() -> No
     # one varying coordinate: weight = mean difference / within-class variance = 0.5 / 0.25,
     # whose within-class spread sqrt(2^2 x 0.25) is already 1
     assert model.coef_[0, 0] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    ("X", "y"),
+    [
+        # every coordinate constant within its class, fewer rows than coordinates (Woodbury)
+        (np.r_[np.zeros((2, 6)), np.ones((2, 6))], np.r_[0, 0, 1, 1]),
+        # rank-one within-class scatter, more rows than coordinates: shrinkage estimate 0
+        (np.r_[np.tile([[0.0, 0.0], [1.0, 1.0]], (2, 1)), np.tile([[2.0, 2.0], [3.0, 3.0]], (2, 1))],
+         np.r_[0, 0, 0, 0, 1, 1, 1, 1]),
+    ],
+)
+@pytest.mark.parametrize("covariance", ["ledoit_wolf", "diagonal", "identity"])
+def test_linear_discriminant_without_within_class_spread_separates(
+    X: np.ndarray, y: np.ndarray, covariance: str
+) -> None:
+    """Degenerate within-class covariances (Ledoit-Wolf shrinkage 0, or no spread at all).
+
+    The fit must not fail on a singular system or overflow; the classes are separable, so the
+    fitted score must separate them.
+    """
+    import warnings
+
+    from certify.protocol.families import LinearDiscriminant
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = LinearDiscriminant(covariance).fit(X, y)
+    score = X @ model.coef_[0] + model.intercept_[0]
+    assert np.all(np.isfinite(model.coef_))
+    assert score[y == 0].max() < score[y == 1].min()

@@ -92,6 +92,7 @@ available by name.
 """
 
 _LOGISTIC_CS: Final = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+_MIN_SHRINKAGE: Final = 1e-9
 
 
 class _LinearScoreMixin(ClassifierMixin):  # type: ignore[misc]
@@ -167,7 +168,8 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
         mu0, mu1 = x0.mean(axis=0), x1.mean(axis=0)
         centered = np.vstack([x0 - mu0, x1 - mu1])
         var = centered.var(axis=0)
-        floor = 1e-12 * max(float(var.mean()), 1e-300)
+        # no within-class spread at all: any scale will do, the direction is the mean difference
+        floor = 1e-12 * float(var.mean()) if var.any() else 1.0
         diff = mu1 - mu0
         if self.covariance == "identity":
             w = diff / max(float(var.mean()), floor)
@@ -184,27 +186,20 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
         else:
             scale = np.sqrt(np.maximum(var, floor))
             z = centered / scale
-            s = float(ledoit_wolf_shrinkage(z, assume_centered=True))
+            # the floor keeps both systems regular where the estimate is 0 (rank-one within-class
+            # scatter, a constant coordinate): a direction without within-class spread then gets
+            # a weight of b / floor, the limit of a separating direction, instead of a crash
+            s = max(float(ledoit_wolf_shrinkage(z, assume_centered=True)), _MIN_SHRINKAGE)
             rows, b = z.shape[0], diff / scale
             if s >= 1.0:
                 v = b
-                spread = float(v @ v)
             elif rows <= z.shape[1]:
                 # ((1 - s) Z'Z / rows + s I)^-1 b by the Woodbury identity (fewer rows than
                 # coordinates: a rows x rows system).
-                c = s * rows / (1.0 - s)
-                gram = z @ z.T + c * np.eye(rows)
+                gram = z @ z.T + s * rows / (1.0 - s) * np.eye(rows)
                 v = (b - z.T @ np.linalg.solve(gram, z @ b)) / s
             else:
-                # more rows than coordinates: the d x d system directly, on the coordinates
-                # that vary within the classes (a constant one, all zeros in z, decouples: its
-                # weight is b / s, or 0 when s is 0 and the system would be singular)
-                varies = var > floor
-                kept = z[:, varies]
-                sigma = (1.0 - s) * (kept.T @ kept) / rows + s * np.eye(kept.shape[1])
-                v = np.zeros_like(b)
-                v[varies] = np.linalg.solve(sigma, b[varies])
-                v[~varies] = b[~varies] / s if s > 0.0 else 0.0
+                v = np.linalg.solve((1.0 - s) * (z.T @ z) / rows + s * np.eye(z.shape[1]), b)
             w = v / scale
             zv = z @ v
             spread = (1.0 - s) * float(zv @ zv) / rows + s * float(v @ v)
