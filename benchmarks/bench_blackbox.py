@@ -67,7 +67,9 @@ def audit_once(name: str, calls: int, seed: int, workers: int) -> tuple[float, f
             ledger=cf.Ledger(os.path.join(tmp, "bench.ledger")),
             progress=False,
         )
-        return audit.certificate.epsilon_lower, time.perf_counter() - start, audit.chosen
+        pair = audit.certificate.pair
+        chosen = f"pair {pair.a} ~ {pair.b}: {audit.chosen}"
+        return audit.certificate.epsilon_lower, time.perf_counter() - start, chosen
 
 
 def power_table(budgets: list[int], names: list[str], workers: int, seeds: list[int]) -> None:
@@ -75,8 +77,9 @@ def power_table(budgets: list[int], names: list[str], workers: int, seeds: list[
 
     With several seeds a cell shows the mean bound, its range and the mean time, and the last
     column counts the seeds whose bound at the largest budget is within 0.01 of the best
-    published bound or above it. One certificate varies from seed to seed by about the width of
-    its reserved confidence bounds, so the mean is the fair yardstick.
+    published bound (or of the exact epsilon, where that is smaller) or above it. One
+    certificate varies from seed to seed by about the width of its reserved confidence bounds,
+    so the mean is the fair yardstick.
     """
     head = " | ".join(f"{b:.0e} calls" for b in budgets)
     several = len(seeds) > 1
@@ -85,10 +88,19 @@ def power_table(budgets: list[int], names: list[str], workers: int, seeds: list[
     print("|---|---|---|---|---|" + "---|" * (len(budgets) + several))
     for name in names:
         sniper, statdp, true = _published(name)
+        # a 0.9 bound may exceed the exact epsilon (StatDP's 10.002 on NoisyHist2); no valid
+        # audit is asked to match more than the truth
+        exact = SUITE[name].true_epsilon
         best = max(p.epsilon_lower for p in SUITE[name].published)
+        best = best if exact is None else min(best, exact)
         cells, last = [], []
         for calls in budgets:
-            runs = [audit_once(name, calls, s, workers)[:2] for s in seeds]
+            runs = []
+            for s in seeds:
+                bound, seconds, chosen = audit_once(name, calls, s, workers)
+                runs.append((bound, seconds))
+                if several:
+                    print(f"  {name} {calls:.0e} seed {s}: {bound:.4f} {chosen}", file=sys.stderr, flush=True)
             bounds = [b for b, _ in runs]
             seconds = sum(t for _, t in runs) / len(runs)
             last = bounds

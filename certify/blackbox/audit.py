@@ -27,6 +27,7 @@ from certify.blackbox.events import (
     Choice,
     Family,
     choose_event,
+    expected_bound,
     resolve_families,
     split_reserved,
 )
@@ -53,8 +54,15 @@ __all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
 
-MAX_DEV_VALUES: Final = 40_000_000
+MAX_DEV_VALUES: Final = 80_000_000
 """Most development output numbers held in memory (calls times output dimension)."""
+
+EXTEND_COST: Final = 0.005
+"""The last development round doubles, on fresh calls, while taking those calls from the
+reserve costs its best event less than this share of its expected bound."""
+
+EXTEND_MAX_SHARE: Final = 0.25
+"""Most of the budget that development may reach by doubling its last round."""
 
 DEV_ASSUMPTIONS: Final = (
     "computed on development calls only; the value predicts the certified bound of the chosen "
@@ -157,8 +165,9 @@ def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[
     One pair: a single round. Several pairs: successive halving; every screening round spends
     the same share of half the development budget on the pairs still in the race (fresh calls
     each round) and keeps the better half, until one pair is left; the last round, on that pair
-    alone with the other half of the budget, chooses the event. The reserved calls returned are
-    per input of an even split; the audit may split their sum unevenly (``split_reserved``).
+    alone with the other half of the budget, chooses the event. The audit may then double the
+    last round (``EXTEND_COST``). The reserved calls returned are per input of an even split;
+    the audit may split their sum unevenly (``split_reserved``).
     """
     dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
     alive, sizes = n_pairs, [n_pairs]
@@ -258,11 +267,14 @@ def audit_mechanism(
     progress : bool or callable, default True
         Progress of the reserved calls on stderr, or a callback ``(done, total)``.
     dev_fraction : float, default 0.1
-        Share of the budget for development calls (at least 1,000 calls per pair when the budget
-        allows; capped so that one pair's development outputs fit in memory). At 4e7 calls on
-        the suite, 0.1 certified as much as 0.2 or more on every mechanism tried (Rappor 0.296
-        against 0.289, SparseVectorTechnique6 0.324 against 0.288): a tenth of the budget
-        already finds the event, and the rest tightens its confidence bounds.
+        Development calls as a share of the budget, before the last round doubles (at least
+        1,000 calls per pair when the budget allows; capped so that one pair's development
+        outputs fit in memory). One pair: all of it chooses the event. Several pairs: the
+        event choice gets half of it and the halving rounds of the pair choice the other half.
+        The last round then doubles, on fresh calls, while reserving that many fewer calls
+        costs its best event under 0.5% of its expected bound (``EXTEND_COST``), up to a
+        quarter of the budget: calls go to development where the bound is set by the event,
+        and stay in the reserve where it is set by the width of the confidence bounds.
     backend : {"local", "dask"}, default "local"
         Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
         only counts travel back, and the certificate equals the local one.
@@ -348,7 +360,9 @@ def audit_mechanism(
     )
     width = probe.shape[1]
     rounds, reserved_n = _budget(calls, len(pairs), float(dev_fraction), width)
-    seqs = iter(np.random.SeedSequence(seed, spawn_key=(1,)).spawn(4 * len(pairs) * len(rounds)))
+    # two seeds per pair and round, and two per doubling of the last round (fewer than 32
+    # doublings: the round starts at 4 calls or more and stops at the memory cap)
+    seqs = iter(np.random.SeedSequence(seed, spawn_key=(1,)).spawn(4 * len(pairs) * len(rounds) + 64))
 
     def draw_pair(p: int, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         (la, xa), (lb, xb) = pairs[p]
@@ -377,7 +391,31 @@ def audit_mechanism(
         alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
     chosen_pair = alive[0]
     dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
-    final = [(chosen_pair, rounds[-1], c) for c in develop(dev_a, dev_b, families)]
+    found = develop(dev_a, dev_b, families)
+    # where the bound is set by the event (rare windows, small effects spread over many
+    # coordinates) rather than by the width of the reserved confidence bounds, development
+    # calls buy more than reserved ones: the last round doubles while the reserve hardly
+    # notices, judged by its best event's expected bound at both reserve sizes
+    while found:
+        extra = min(rounds[-1], MAX_DEV_VALUES // (2 * width) - rounds[-1])
+        spent = _development_calls(len(pairs), rounds) + 2 * extra
+        if extra < rounds[-1] // 2 or spent > EXTEND_MAX_SHARE * calls:
+            break
+        half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+        now, later = (
+            expected_bound(found[0], dev_a[half_a:], dev_b[half_b:], (r, r),
+                           alpha_per_rate=alpha_plan, delta=delta)
+            for r in (reserved_n, reserved_n - extra)
+        )
+        if not now > 0.0 or now - later > EXTEND_COST * now:
+            break
+        more_a, more_b = draw_pair(chosen_pair, extra)
+        dev_a, dev_b = np.vstack([dev_a, more_a]), np.vstack([dev_b, more_b])
+        del more_a, more_b
+        rounds[-1] += extra
+        reserved_n -= extra
+        found = develop(dev_a, dev_b, families)
+    final = [(chosen_pair, rounds[-1], c) for c in found]
     if not final:
         raise ParameterError(
             f"no test family in {families!r} applies to these outputs; use tests='certify'."

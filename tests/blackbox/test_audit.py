@@ -389,3 +389,27 @@ def test_budget_gives_most_calls_to_the_reserved_stream() -> None:
     assert len(rounds) == 3 and rounds[-1] > rounds[0]
     assert _development_calls(4, rounds) + 2 * reserved <= 1_000_000
     assert reserved >= 390_000
+
+
+def test_last_round_doubles_only_while_the_reserve_hardly_notices(ledger: cf.Ledger, seed: int) -> None:
+    """Development grows where the reserve's width hardly sets the bound, not where it does.
+
+    Rates 0.5 against 0.3 at 2e6 calls: the confidence bounds of 9e5 reserved calls per input
+    are about 0.004 wide against a bound near ln(5/3) = 0.51, so reserving 1e5 fewer costs under
+    0.5% of the bound and the last round doubles. Rates 0.01 against 0.002 at 4e4 calls: the
+    bound rests on a few dozen reserved errors (widths near 0.4), so the planned round is kept.
+    """
+
+    def bernoulli(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        return (rng.random(n) < x[0]).astype(np.int64)
+
+    for (a, b), calls, extends in (((0.5, 0.3), 2_000_000, True), ((0.01, 0.002), 40_000, False)):
+        planned = _development_calls(1, _budget(calls, 1, 0.1, 1)[0])
+        audit = cf.audit_mechanism(bernoulli, a, b, calls=calls, ledger=ledger, seed=seed,
+                                   progress=False)
+        assert (audit.development_calls > planned) is extends
+        assert audit.development_calls <= 0.25 * calls
+        assert audit.development_calls + sum(audit.reserved_calls.values()) <= calls
+        assert audit.record.content["annotations"]["development_calls_per_input_by_round"] == [
+            audit.development_calls // 2
+        ]
