@@ -58,8 +58,9 @@ MAX_DEV_VALUES: Final = 80_000_000
 """Most development output numbers held in memory (calls times output dimension)."""
 
 EXTEND_COST: Final = 0.005
-"""The last development round doubles, on fresh calls, while taking those calls from the
-reserve costs its best event less than this share of its expected bound."""
+"""The last development round doubles, on fresh calls, while taking those calls (and those of
+the earlier doublings) from the reserve costs its best event less than this share of its
+expected bound."""
 
 EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by doubling its last round."""
@@ -272,9 +273,10 @@ def audit_mechanism(
         outputs fit in memory). One pair: all of it chooses the event. Several pairs: the
         event choice gets half of it and the halving rounds of the pair choice the other half.
         The last round then doubles, on fresh calls, while reserving that many fewer calls
-        costs its best event under 0.5% of its expected bound (``EXTEND_COST``), up to a
-        quarter of the budget: calls go to development where the bound is set by the event,
-        and stay in the reserve where it is set by the width of the confidence bounds.
+        (all doublings together) costs its best event under 0.5% of its expected bound
+        (``EXTEND_COST``), up to a quarter of the budget: calls go to development where the
+        bound is set by the event, and stay in the reserve where it is set by the width of
+        the confidence bounds.
     backend : {"local", "dask"}, default "local"
         Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
         only counts travel back, and the certificate equals the local one.
@@ -395,7 +397,9 @@ def audit_mechanism(
     # where the bound is set by the event (rare windows, small effects spread over many
     # coordinates) rather than by the width of the reserved confidence bounds, development
     # calls buy more than reserved ones: the last round doubles while the reserve hardly
-    # notices, judged by its best event's expected bound at both reserve sizes
+    # notices, judged by its best event's expected bound at the planned reserve and at the
+    # reserve after one more doubling (all doublings together cost at most EXTEND_COST)
+    planned = reserved_n
     while found:
         extra = min(rounds[-1], MAX_DEV_VALUES // (2 * width) - rounds[-1])
         spent = _development_calls(len(pairs), rounds) + 2 * extra
@@ -405,7 +409,7 @@ def audit_mechanism(
         now, later = (
             expected_bound(found[0], dev_a[half_a:], dev_b[half_b:], (r, r),
                            alpha_per_rate=alpha_plan, delta=delta)
-            for r in (reserved_n, reserved_n - extra)
+            for r in (planned, reserved_n - extra)
         )
         if not now > 0.0 or now - later > EXTEND_COST * now:
             break
