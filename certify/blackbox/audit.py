@@ -406,12 +406,12 @@ def audit_mechanism(
         if extra < rounds[-1] // 2 or spent > EXTEND_MAX_SHARE * calls:
             break
         half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
-        now, later = (
+        at_plan, after = (
             expected_bound(found[0], dev_a[half_a:], dev_b[half_b:], (r, r),
                            alpha_per_rate=alpha_plan, delta=delta)
             for r in (planned, reserved_n - extra)
         )
-        if not now > 0.0 or now - later > EXTEND_COST * now:
+        if not at_plan > 0.0 or at_plan - after > EXTEND_COST * at_plan:
             break
         more_a, more_b = draw_pair(chosen_pair, extra)
         dev_a, dev_b = np.vstack([dev_a, more_a]), np.vstack([dev_b, more_b])
