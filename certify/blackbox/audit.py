@@ -406,10 +406,10 @@ def audit_mechanism(
         if extra < rounds[-1] // 2 or spent > EXTEND_MAX_SHARE * calls:
             break
         half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
-        at_plan, after = (
-            expected_bound(found[0], dev_a[half_a:], dev_b[half_b:], (r, r),
-                           alpha_per_rate=alpha_plan, delta=delta)
-            for r in (planned, reserved_n - extra)
+        at_plan, after = expected_bound(
+            found[0], dev_a[half_a:], dev_b[half_b:],
+            [(planned, planned), (reserved_n - extra, reserved_n - extra)],
+            alpha_per_rate=alpha_plan, delta=delta,
         )
         if not at_plan > 0.0 or at_plan - after > EXTEND_COST * at_plan:
             break

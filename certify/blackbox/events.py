@@ -624,16 +624,17 @@ def expected_bound(
     choice: Choice,
     out_a: NDArray[np.float64],
     out_b: NDArray[np.float64],
-    reserved: tuple[int, int],
+    reserved: Sequence[tuple[int, int]],
     *,
     alpha_per_rate: float,
     delta: float,
-) -> float:
-    """The bound an event is expected to certify with ``reserved`` calls, at its rates here.
+) -> list[float]:
+    """The bounds an event is expected to certify with each of several reserves, at its rates here.
 
     The error rates are the plug-in rates of ``out_a`` and ``out_b`` (level 0.5 of
-    :func:`~certify.protocol.criterion.pessimistic_bound`). On calls that did not choose the
-    event the value is free of the selection that made it look best where it was chosen.
+    :func:`~certify.protocol.criterion.pessimistic_bound`); the outputs are scored once for
+    all reserve sizes. On calls that did not choose the event the value is free of the
+    selection that made it look best where it was chosen.
 
     Examples
     --------
@@ -641,13 +642,13 @@ def expected_bound(
     >>> c = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
     >>> a = np.zeros((1000, 1))
     >>> b = np.where(np.arange(1000) < 500, 1.0, 0.0).reshape(-1, 1)
-    >>> few = expected_bound(c, a, b, (10**3, 10**3), alpha_per_rate=0.01, delta=0.0)
-    >>> many = expected_bound(c, a, b, (10**6, 10**6), alpha_per_rate=0.01, delta=0.0)
+    >>> few, many = expected_bound(c, a, b, [(10**3, 10**3), (10**6, 10**6)],
+    ...                            alpha_per_rate=0.01, delta=0.0)
     >>> bool(0 < few < many)
     True
     """
     errors = event_errors(choice, out_a, out_b)
-    return _event_value(errors, out_a, out_b, reserved, alpha_per_rate, delta, 0.5)
+    return [_event_value(errors, out_a, out_b, r, alpha_per_rate, delta, 0.5) for r in reserved]
 
 
 def split_reserved(
