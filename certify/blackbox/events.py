@@ -220,11 +220,14 @@ def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
     not atoms are cut at quantiles, and each atom (a value held by 1% of rows or more, such as
     a placeholder 0 beside released noisy values) gets a bin of its own.
     """
-    values, counts = np.unique(column, return_counts=True)
+    ordered = np.sort(column)  # sorted once: the distinct values, then faster quantiles
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    values = ordered[starts]
+    counts = np.diff(np.append(starts, ordered.size))
     if values.size <= bins or (is_discrete(column.reshape(-1, 1)) and values.size <= 4 * bins):
         return 0.5 * (values[1:] + values[:-1])  # one bin per value
     atoms = values[counts >= 0.01 * column.size]
-    rest = column[~np.isin(column, atoms)]
+    rest = ordered[~np.isin(ordered, atoms)] if atoms.size else ordered
     inner = np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1]) if rest.size else np.empty(0)
     around = np.concatenate([atoms, np.nextafter(atoms, np.inf)])
     return np.unique(np.concatenate([inner, around]))
@@ -487,12 +490,20 @@ def _well_estimated(
 
 
 def _auc(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> float:
-    """Mann-Whitney AUC of ``s1`` over ``s0`` (ties count one half)."""
-    from scipy.stats import rankdata
+    """Mann-Whitney AUC of ``s1`` over ``s0`` (ties count one half).
 
-    ranks = rankdata(np.concatenate([s0, s1]))
-    n0, n1 = s0.size, s1.size
-    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
+    Counted as pairs (``s0`` below each ``s1``, twice, plus the ties) by binary search in the
+    sorted scores, exactly, in integers.
+
+    Examples
+    --------
+    >>> _auc(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
+    0.875
+    """
+    a, b = np.sort(s0), np.sort(s1)
+    below = np.searchsorted(a, b, side="left").sum(dtype=np.int64)
+    not_above = np.searchsorted(a, b, side="right").sum(dtype=np.int64)
+    return float(int(below + not_above) / (2 * a.size * b.size))
 
 
 def choose_event(
