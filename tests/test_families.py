@@ -300,3 +300,26 @@ def test_linear_discriminant_without_within_class_spread_separates(
     score = X @ model.coef_[0] + model.intercept_[0]
     assert np.all(np.isfinite(model.coef_))
     assert score[y == 0].max() < score[y == 1].min()
+
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        np.r_[np.zeros((5, 3)), np.ones((5, 3))],  # every coordinate constant within its class
+        np.r_[np.zeros((5, 3)), np.tile([1.0, 0.0, 0.0], (5, 1))],  # and two equal across classes
+    ],
+)
+@pytest.mark.parametrize("family", ["GaussianLR", "LaplaceLR", "ClippedLR"])
+def test_spread_families_without_within_class_spread_separate(X: np.ndarray, family: str) -> None:
+    """No within-class spread at all: a finite score that separates the classes, no NaN."""
+    import warnings
+
+    from certify.protocol import families
+
+    y = np.r_[np.zeros(5), np.ones(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = getattr(families, family)().fit(X, y)
+        score = model.decision_function(X)
+    assert np.all(np.isfinite(score))
+    assert score[y == 0].max() < score[y == 1].min()

@@ -293,7 +293,10 @@ def _combined_spread(
         spread = spread + p * pooled_dof
         total += pooled_dof
     spread = spread / total
-    floor = 1e-12 * max(float(spread.mean()), 1e-300)
+    if not spread.any():
+        # no spread at all: any scale will do (a floor of 1e-300 would overflow the weights)
+        return np.ones_like(spread)
+    floor = 1e-12 * float(spread.mean())
     logs = np.log(np.maximum(spread, floor))
     noise = rel_var / total
     between = max(float(logs.var()) - noise, 0.0)
