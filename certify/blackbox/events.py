@@ -220,6 +220,8 @@ def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
     not atoms are cut at quantiles, and each atom (a value held by 1% of rows or more, such as
     a placeholder 0 beside released noisy values) gets a bin of its own.
     """
+    if column.size == 0:
+        return np.empty(0)
     ordered = np.sort(column)  # sorted once: the distinct values, then faster quantiles
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
     values = ordered[starts]
