@@ -58,6 +58,7 @@ from certify.protocol.scores import (
     SkopsScore,
     _row_hashes,
 )
+from certify.stats.roc import auc as roc_auc
 
 __all__ = [
     "DEV_LEVEL",
@@ -446,7 +447,7 @@ def _histogram_choice(
         dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL,
     )
     _, _, plug_in = best_cut(s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5)
-    auc = _auc(orientation * s0, orientation * s1)
+    auc = roc_auc(orientation * s0, orientation * s1)
     return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
 
 
@@ -489,23 +490,6 @@ def _well_estimated(
         return False
     _, counts = np.unique(_row_hashes(np.vstack([fit_a, fit_b])), return_counts=True)
     return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * counts.sum())
-
-
-def _auc(s0: NDArray[np.float64], s1: NDArray[np.float64]) -> float:
-    """Mann-Whitney AUC of ``s1`` over ``s0`` (ties count one half).
-
-    Counted as pairs (``s0`` below each ``s1``, twice, plus the ties) by binary search in the
-    sorted scores, exactly, in integers.
-
-    Examples
-    --------
-    >>> _auc(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
-    0.875
-    """
-    a, b = np.sort(s0), np.sort(s1)
-    below = np.searchsorted(a, b, side="left").sum(dtype=np.int64)
-    not_above = np.searchsorted(a, b, side="right").sum(dtype=np.int64)
-    return float(int(below + not_above) / (2 * a.size * b.size))
 
 
 def choose_event(
@@ -589,7 +573,7 @@ def choose_event(
             )
             if not math.isfinite(threshold):
                 continue
-            auc = _auc(orientation * s0, orientation * s1)
+            auc = roc_auc(orientation * s0, orientation * s1)
             choice = Choice(family, model, orientation, threshold, value, plug_in, auc, label)
             # boosted trees score reserved calls tens of times slower than the other families:
             # they must win by a margin, not by development noise
