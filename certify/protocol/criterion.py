@@ -432,6 +432,7 @@ def robust_cut(
     delta: float = 0.0,
     *,
     dev_level: float = 0.05,
+    candidates: int = 1,
 ) -> tuple[int, float, float, float]:
     """Orientation and threshold whose worst :func:`pessimistic_bound` over halves is largest.
 
@@ -443,6 +444,10 @@ def robust_cut(
         As in :func:`expected_bound`.
     dev_level : float, default 0.05
         Level of the pessimistic development rates.
+    candidates : int, default 1
+        Number of scores whose cuts are searched side by side with this one (one per output
+        coordinate, say); the relaxed level for few cuts applies only when all of them together
+        have at most :data:`FEW_CUTS` cuts.
 
     Returns
     -------
@@ -464,7 +469,9 @@ def robust_cut(
     halves) makes such a fluke need to happen twice, independently, while a real effect shows
     in each half. Among few distinct scores (at most :data:`FEW_CUTS`), where chance has few
     events to pick from, the level is relaxed to :data:`FEW_CUTS_LEVEL`, so the choice is not
-    pushed toward large events by caution alone. Costs ``O(n log n)``: each half is sorted once
+    pushed toward large events by caution alone; not when many scores are searched (a score
+    per coordinate of a sparse vector, each with a few bins, would offer a fluke hundreds of
+    chances at the relaxed level). Costs ``O(n log n)``: each half is sorted once
     and every candidate threshold is a binary search; the criterion itself (inverse incomplete
     beta functions) is evaluated only on the thresholds that could beat the best one found,
     with the same result as evaluating all of them (``_max_worst``).
@@ -503,7 +510,7 @@ def robust_cut(
     # when no threshold is positive at the pessimistic level (too few development calls for
     # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice still
     # follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
-    if cuts.size <= FEW_CUTS:  # a handful of events: little to gain by chance, less caution
+    if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
         dev_level = max(dev_level, FEW_CUTS_LEVEL)
     found: dict[float, tuple[float, int, int]] = {}
     for level in (dev_level, 0.5):
