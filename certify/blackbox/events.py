@@ -18,10 +18,13 @@ trees, a skops file that loads only scikit-learn types):
   (running sums add independent noise at each step);
 - ``linear``: a shrinkage linear discriminant (Gaussian-like or counting outputs);
 - ``logistic``: logistic regression (the paper's test, Sec. 6.5);
+- ``blocks``: outputs made of blocks of coordinates that are independent of each other (two
+  mechanisms side by side on independent noise): the sum of each block's log ratio, a
+  histogram for a block of few discrete values, a logistic fit otherwise;
 - ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
 
 Development draws are split in two halves: the first fits each family's score, the second
-(for the linear and logistic families, cross-fitted: both, each scored by the fit on the other)
+(for the linear, logistic and blocks families, cross-fitted: both, each scored by the fit on the other)
 chooses the orientation and threshold (and among families and input pairs) by
 :func:`~certify.protocol.criterion.robust_cut`: pessimistic development rates, required to hold
 on both quarters of the development draws separately, so that a search over thousands of
@@ -49,6 +52,7 @@ from certify.protocol.criterion import (
 )
 from certify.protocol.scores import (
     BinnedScore,
+    BlockScore,
     DifferenceScore,
     HistogramScore,
     LaplaceScore,
@@ -73,12 +77,14 @@ __all__ = [
 ]
 
 Family: TypeAlias = Literal[
-    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "boosted"
+    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
+    "boosted",
 ]
 """Names of the mechanism test families."""
 
 FAMILIES: Final[tuple[Family, ...]] = (
-    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "boosted"
+    "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
+    "boosted",
 )
 """Every family, in the order ties are broken (simpler first)."""
 
@@ -100,6 +106,8 @@ _BOOSTED_MARGIN: Final = 0.01
 _FEW_VALUES: Final = 4096
 _WELL_COUNTED: Final = 20
 _SHARES: Final = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+_DEPENDENCE_SDS: Final = 5.0
+_ATOM_SHARE: Final = 0.01
 
 
 @final
@@ -381,6 +389,112 @@ def _cross_fitted(
     return model, first[1], halves
 
 
+def _dependence_features(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Per-coordinate transforms whose correlations reveal dependence, and their coordinates.
+
+    Each coordinate gives its value, its distance from its median (dependence in spread) and,
+    when one value holds at least 1% of the rows, the indicator of that value (a released value
+    that is 0 unless a flag is set is uncorrelated with the flag, yet its zeros are not).
+    Constant transforms are left out.
+    """
+    columns: list[NDArray[np.float64]] = []
+    owner: list[int] = []
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        parts = [x, np.abs(x - np.median(x))]
+        values, counts = np.unique(x, return_counts=True)
+        if counts.max() >= _ATOM_SHARE * x.size and values.size > 1:
+            parts.append((x == values[np.argmax(counts)]).astype(np.float64))
+        for f in parts:
+            if f.std() > 0:
+                columns.append(f)
+                owner.append(j)
+    return np.column_stack(columns) if columns else np.empty((X.shape[0], 0)), np.asarray(owner, np.intp)
+
+
+def _independent_blocks(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]
+) -> list[NDArray[np.intp]]:
+    """Blocks of coordinates that look independent of each other under both inputs.
+
+    Two coordinates are linked when, under either input, a pair of their transforms
+    (:func:`_dependence_features`) correlates beyond :data:`_DEPENDENCE_SDS` standard errors of
+    a correlation of independent variables (``1 / sqrt(n)``); the blocks are the connected
+    components. A dependence too weak to see merges nothing, so a block score then misses it:
+    its events are judged on development calls like any other, so this costs power, never
+    validity. Coordinates constant under both inputs belong to no block (they score nothing).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    width = fit_a.shape[1]
+    linked = np.zeros((width, width), dtype=bool)
+    varies = np.zeros(width, dtype=bool)
+    for X in (fit_a, fit_b):
+        if X.shape[0] < 2:
+            continue
+        features, owner = _dependence_features(X)
+        varies[owner] = True
+        if owner.size < 2:
+            continue
+        r = np.corrcoef(features, rowvar=False)
+        strong = np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0])
+        i, j = np.nonzero(strong)
+        linked[owner[i], owner[j]] = True
+    n_blocks, label = connected_components(linked, directed=False)
+    blocks = [np.flatnonzero(label == k) for k in range(n_blocks)]
+    return [b for b in blocks if varies[b].any()]
+
+
+def _block_model(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> LinearScore | HistogramScore | BinnedScore | None:
+    """One block's log-ratio score: a histogram of few discrete values, else binned or logistic."""
+    if is_discrete(fit_a) and is_discrete(fit_b):
+        values = np.unique(_row_hashes(np.vstack([fit_a, fit_b]))).size
+        if values <= _FEW_VALUES:
+            found = _histogram(fit_a, fit_b)
+            if found is not None:
+                return cast(HistogramScore, found[0])
+    if fit_a.shape[1] == 1:
+        binned = _binned(fit_a, fit_b, 0)
+        return None if binned is None else cast(BinnedScore, binned[0])
+    logistic = _sklearn_model("logistic", fit_a, fit_b, seed)
+    return None if logistic is None else cast(LinearScore, logistic[0])
+
+
+def _blocks_cross_fitted(
+    fit: tuple[NDArray[np.float64], NDArray[np.float64]],
+    sel: tuple[NDArray[np.float64], NDArray[np.float64]],
+    seed: int,
+) -> tuple[BlockScore, str, _Halves] | None:
+    """The sum of independent blocks' log ratios, cross-fitted on the two development halves.
+
+    Applies when the outputs split into at least two blocks (:func:`_independent_blocks`, on
+    the first half) and some block has two coordinates or more (otherwise the product family
+    is the same score). Each half is scored by the blocks fitted on the other half, as in
+    :func:`_cross_fitted`; the stored score is the average of the two fits (each block twice,
+    weight one half).
+    """
+    blocks = _independent_blocks(fit[0], fit[1])
+    if len(blocks) < 2 or max(b.size for b in blocks) < 2:
+        return None
+    width = fit[0].shape[1]
+    fits: list[list[LinearScore | HistogramScore | BinnedScore]] = []
+    for xa, xb in (fit, sel):
+        models = [_block_model(xa[:, b], xb[:, b], seed) for b in blocks]
+        if any(m is None for m in models):
+            return None
+        fits.append([m for m in models if m is not None])
+    columns = [b.tolist() for b in blocks]
+    one = BlockScore(columns, [1.0] * len(blocks), fits[0], width)
+    two = BlockScore(columns, [1.0] * len(blocks), fits[1], width)
+    halves = [(two.score(fit[0]), two.score(fit[1])), (one.score(sel[0]), one.score(sel[1]))]
+    model = BlockScore(columns * 2, [0.5] * (2 * len(blocks)), fits[0] + fits[1], width)
+    kinds = {LinearScore: "logistic", HistogramScore: "histogram", BinnedScore: "binned"}
+    parts = ", ".join(f"{len(b)} {kinds[type(m)]}" for b, m in zip(columns, fits[0], strict=True))
+    return model, f"blocks ({parts})", halves
+
+
 def _fitted(
     family: Family, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
 ) -> list[tuple[ScoreModel, str]]:
@@ -541,7 +655,10 @@ def choose_event(
         return [_histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta)]
     for rank, family in enumerate(families):
         found_halves: list[tuple[ScoreModel, str, _Halves | None]]
-        if family in ("linear", "logistic"):
+        if family == "blocks":
+            blocks = _blocks_cross_fitted((fit_a, fit_b), (sel_a, sel_b), seed)
+            found_halves = [] if blocks is None else [blocks]
+        elif family in ("linear", "logistic"):
             crossed = (
                 _cross_fitted(family, (fit_a, fit_b), (sel_a, sel_b), seed)
                 if family == "logistic" or dev_a.shape[1] > 1 else None
@@ -568,8 +685,11 @@ def choose_event(
                         s0, s1 = model.score(dev_a), model.score(dev_b)
                 m0, m1 = s0.size // 2, s1.size // 2
                 halves = [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])]
+            # a score per coordinate: each coordinate's cuts are searched, so few cuts of one
+            # are not few events
             orientation, threshold, value, plug_in = robust_cut(
                 halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
+                candidates=len(found_halves) if family in ("coordinate", "binned") else 1,
             )
             if not math.isfinite(threshold):
                 continue

@@ -12,6 +12,7 @@ from certify.protocol.mmd import MMDTest
 from certify.protocol.record import PreregistrationRecord
 from certify.protocol.scores import (
     BinnedScore,
+    BlockScore,
     DifferenceScore,
     FunctionScore,
     HistogramScore,
@@ -25,6 +26,7 @@ from certify.protocol.scores import (
 
 __all__ = [
     "BinnedScore",
+    "BlockScore",
     "BoundPlan",
     "DifferenceScore",
     "FixedTest",
