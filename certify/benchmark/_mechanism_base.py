@@ -8,10 +8,10 @@ from typing import Final, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import rankdata
 
 from certify.benchmark.prototypes import PrototypeSet
 from certify.errors import DataError, ParameterError
+from certify.stats.roc import auc
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -201,9 +201,7 @@ def _gaussian_llr(
 
 def _auc_from_scores(neg: NDArray[np.float64], pos: NDArray[np.float64]) -> float:
     """Mann-Whitney AUC ``P(pos > neg) + P(pos = neg) / 2`` from two score samples."""
-    ranks = rankdata(np.concatenate([neg, pos]))
-    n0, n1 = neg.size, pos.size
-    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2.0) / (n0 * n1))
+    return auc(neg, pos)
 
 
 class _Calibrated(_Base):

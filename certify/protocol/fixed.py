@@ -43,12 +43,7 @@ def _choose_threshold(
     """Orientation (+1: high scores mean class 1) and threshold from development scores."""
     n0, n1 = len(scores_0), len(scores_1)
     # Mann-Whitney AUC decides the orientation.
-    pooled = np.concatenate([scores_0, scores_1])
-    from scipy.stats import rankdata
-
-    ranks = rankdata(pooled)
-    auc = (ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1)
-    orientation = 1 if auc >= 0.5 else -1
+    orientation = 1 if _oriented_auc(scores_0, scores_1, 1) >= 0.5 else -1
     if not isinstance(rule, str):
         return orientation, float(rule)
     s0, s1 = orientation * scores_0, orientation * scores_1
@@ -447,9 +442,6 @@ def _out_of_fold(
 
 def _oriented_auc(s0: NDArray[np.float64], s1: NDArray[np.float64], orientation: int) -> float:
     """AUC of oriented scores (ties count one half)."""
-    from scipy.stats import rankdata
+    from certify.stats.roc import auc
 
-    pooled = orientation * np.concatenate([s0, s1])
-    ranks = rankdata(pooled)
-    n0, n1 = len(s0), len(s1)
-    return float((ranks[n0:].sum() - n1 * (n1 + 1) / 2) / (n0 * n1))
+    return auc(orientation * np.asarray(s0), orientation * np.asarray(s1))
