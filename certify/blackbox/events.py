@@ -107,6 +107,7 @@ _FEW_VALUES: Final = 4096
 _WELL_COUNTED: Final = 20
 _SHARES: Final = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 _DEPENDENCE_SDS: Final = 5.0
+_DEPENDENCE_ROWS: Final = 200_000
 _ATOM_SHARE: Final = 0.01
 
 
@@ -420,16 +421,20 @@ def _independent_blocks(
     Two coordinates are linked when, under either input, a pair of their transforms
     (:func:`_dependence_features`) correlates beyond :data:`_DEPENDENCE_SDS` standard errors of
     a correlation of independent variables (``1 / sqrt(n)``); the blocks are the connected
-    components. A dependence too weak to see merges nothing, so a block score then misses it:
-    its events are judged on development calls like any other, so this costs power, never
-    validity. Coordinates constant under both inputs belong to no block (they score nothing).
+    components, found on up to :data:`_DEPENDENCE_ROWS` calls per input (the transforms of a
+    million calls of a 30-coordinate output would take 700 MB). A dependence too weak to see
+    merges nothing, so a block score then misses it: its events are judged on development calls
+    like any other, so this costs power, never validity. A coordinate with one value on every
+    call of both inputs belongs to no block (it scores nothing).
     """
     from scipy.sparse.csgraph import connected_components
 
     width = fit_a.shape[1]
     linked = np.zeros((width, width), dtype=bool)
-    varies = np.zeros(width, dtype=bool)
-    for X in (fit_a, fit_b):
+    pooled = np.vstack([fit_a[:1], fit_b[:1]])
+    # a coordinate constant within each input but not between them separates them perfectly
+    varies = np.any(pooled != pooled[:1], axis=0)
+    for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
         if X.shape[0] < 2:
             continue
         features, owner = _dependence_features(X)
@@ -475,6 +480,8 @@ def _blocks_cross_fitted(
     :func:`_cross_fitted`; the stored score is the average of the two fits (each block twice,
     weight one half).
     """
+    if fit[0].shape[1] < 3:
+        return None  # two blocks, one of two coordinates, need three
     blocks = _independent_blocks(fit[0], fit[1])
     if len(blocks) < 2 or max(b.size for b in blocks) < 2:
         return None

@@ -34,7 +34,7 @@ def _side_by_side(rng: np.random.Generator, n: int, shift: float) -> NDArray[np.
     return np.column_stack([first, np.full(n, 7.0), u, v]).astype(np.float64)
 
 
-def test_blocks_are_the_dependent_coordinates_and_constants_belong_to_none() -> None:
+def test_blocks_are_the_dependent_coordinates_and_a_constant_belongs_to_none() -> None:
     """A value that is 0 unless its flag is set is linked to the flag, though uncorrelated with it.
 
     Its correlation with the flag is 0 in expectation, so a raw-value correlation would split
@@ -45,6 +45,10 @@ def test_blocks_are_the_dependent_coordinates_and_constants_belong_to_none() -> 
     rng = np.random.default_rng(0)
     a, b = _side_by_side(rng, 20_000, 0.0), _side_by_side(rng, 20_000, 0.1)
     assert [c.tolist() for c in _independent_blocks(a, b)] == [[0, 1], [3, 4]]
+    # a coordinate constant within each input but not between them is a block of its own
+    a = np.column_stack([a, np.zeros(a.shape[0])])
+    b = np.column_stack([b, np.ones(b.shape[0])])
+    assert [c.tolist() for c in _independent_blocks(a, b)] == [[0, 1], [3, 4], [5]]
 
 
 def test_independent_coordinates_leave_the_blocks_family_out() -> None:
