@@ -20,7 +20,8 @@ trees, a skops file that loads only scikit-learn types):
 - ``logistic``: logistic regression (the paper's test, Sec. 6.5);
 - ``blocks``: outputs made of blocks of coordinates that are independent of each other (two
   mechanisms side by side on independent noise): the sum of each block's log ratio, a
-  histogram for a block of few discrete values, a logistic fit otherwise;
+  histogram for a block of few discrete values, binned for one continuous coordinate, a
+  logistic fit otherwise;
 - ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
 
 Development draws are split in two halves: the first fits each family's score, the second

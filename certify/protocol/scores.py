@@ -615,7 +615,7 @@ class BlockScore:
     ------
     RecordError
         If the three tuples differ in length or are empty, a block is empty, repeats a column
-        or names one outside ``[0, dimension)``, or a model is of another kind.
+        or names one outside ``[0, dimension)``, or a model is of another kind or width.
 
     Examples
     --------
@@ -651,6 +651,17 @@ class BlockScore:
                 raise RecordError(
                     "the blocks of a block score are linear, histogram or binned scores; got "
                     f"{type(model).__name__}."
+                )
+            if isinstance(model, LinearScore):
+                width = len(model.coef)
+            elif isinstance(model, HistogramScore):
+                width = len(model.keys[0])
+            else:
+                width = model.dimension
+            if width != len(cols):
+                raise RecordError(
+                    f"the block on columns {list(cols)!r} has a model of width {width}; each "
+                    "block's model must read exactly its columns."
                 )
 
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -139,6 +139,7 @@ def test_block_scores_round_trip_and_refuse_malformed_records() -> None:
         {**model.to_json(), "columns": [[0, 3], [1]]},
         {**model.to_json(), "columns": [[0, 2], []]},
         {**model.to_json(), "columns": [[0, 2], [True]]},
+        {**model.to_json(), "columns": [[0], [1]]},
         {**model.to_json(), "weights": [0.5]},
         {**model.to_json(), "weights": [0.5, float("nan")]},
         {**model.to_json(), "models": [{"kind": "laplace", "center_a": [0.0], "center_b": [1.0],
