@@ -9,7 +9,8 @@ import pytest
 from numpy.typing import NDArray
 
 import certify as cf
-from certify.blackbox.events import _independent_blocks, choose_event
+from certify.blackbox._fits import _independent_blocks
+from certify.blackbox.events import choose_event
 from certify.errors import DataError, RecordError
 from certify.plan import rate_level
 from certify.protocol.scores import BlockScore, HistogramScore, LinearScore, score_model_from_json

@@ -1,0 +1,411 @@
+"""How each mechanism test family fits its score on development calls.
+
+The families are described in :mod:`certify.blackbox.events`, which chooses among their events;
+this module holds the fits: the scores of the histogram, coordinate, binned, product, Laplace,
+linear, logistic, blocks and boosted families, each from the first half of the development
+calls (the linear, logistic and blocks families cross-fitted on both halves), returned as
+stored score models with a short label.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final, TypeAlias, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from certify.data.draws import is_discrete
+from certify.protocol.scores import (
+    BinnedScore,
+    BlockScore,
+    DifferenceScore,
+    HistogramScore,
+    LaplaceScore,
+    LinearScore,
+    ProductScore,
+    ScoreModel,
+    SkopsScore,
+    _row_hashes,
+)
+
+_Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
+"""Development scores of input a and input b on two independent halves of the calls."""
+
+_MAX_KEYS: Final = 20_000
+_MAX_COORDINATES: Final = 64
+_BINS: Final = 128
+_CELL_BINS: Final = 32
+_PRODUCT_P: Final = 1e-3
+_FIT_ROWS: Final = 1_000_000
+_BOOSTED_FIT_ROWS: Final = 100_000
+_FEW_VALUES: Final = 4096
+_DEPENDENCE_SDS: Final = 5.0
+_DEPENDENCE_ROWS: Final = 200_000
+_ATOM_SHARE: Final = 0.01
+
+
+def _log_ratio(
+    count_b: NDArray[np.float64], n_b: int, count_a: NDArray[np.float64], n_a: int
+) -> NDArray[np.float64]:
+    """Smoothed log ``p_b / p_a`` of cells from their counts (half a count added to each cell)."""
+    out: NDArray[np.float64] = np.log((count_b + 0.5) / (n_b + 0.5)) - np.log(
+        (count_a + 0.5) / (n_a + 0.5)
+    )
+    return out
+
+
+def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The development log ratio of each output value; continuous coordinates binned first.
+
+    Continuous coordinates of mixed outputs (released noisy values beside flags, say) are cut
+    at pooled quantiles into at most :data:`_CELL_BINS` bins. The most frequent values are kept
+    when there are very many.
+    """
+    edges: list[tuple[int, list[float]]] = []
+    for j in range(fit_a.shape[1]):
+        column = np.concatenate([fit_a[:, j], fit_b[:, j]])
+        if not is_discrete(column.reshape(-1, 1)):
+            edges.append((j, _edges(column, _CELL_BINS).tolist()))
+    if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
+        return None  # a single continuous coordinate: the binned family covers it
+    probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
+    both = probe.cells(np.vstack([fit_a, fit_b])) + 0.0
+    # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by
+    # chance would share a key, and the stored key still scores only its own value exactly
+    _, first, inverse, counts = np.unique(
+        _row_hashes(both), return_index=True, return_inverse=True, return_counts=True
+    )
+    keys = both[first]
+    inverse = inverse.reshape(-1)
+    if keys.shape[0] > _MAX_KEYS:
+        if edges:
+            return None  # too many cells of binned coordinates: too sparse to estimate ratios
+        keep = np.sort(np.argsort(-counts, kind="stable")[:_MAX_KEYS])
+    else:
+        keep = np.arange(keys.shape[0])
+    ca = np.bincount(inverse[: fit_a.shape[0]], minlength=keys.shape[0]).astype(np.float64)
+    cb = np.bincount(inverse[fit_a.shape[0] :], minlength=keys.shape[0]).astype(np.float64)
+    scores = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0])
+    label = f"histogram ({keep.size} values{', binned' if edges else ''})"
+    return HistogramScore(keys[keep].tolist(), scores[keep].tolist(), 0.0, edges), label
+
+
+def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
+    """Inner bin edges of one coordinate: a bin per value, or quantile bins with atoms apart.
+
+    A coordinate with few distinct values gets one bin per value. Otherwise the values that are
+    not atoms are cut at quantiles, and each atom (a value held by 1% of rows or more, such as
+    a placeholder 0 beside released noisy values) gets a bin of its own.
+    """
+    if column.size == 0:
+        return np.empty(0)
+    ordered = np.sort(column)  # sorted once: the distinct values, then faster quantiles
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    values = ordered[starts]
+    counts = np.diff(np.append(starts, ordered.size))
+    if values.size <= bins or (is_discrete(column.reshape(-1, 1)) and values.size <= 4 * bins):
+        return 0.5 * (values[1:] + values[:-1])  # one bin per value
+    atoms = values[counts >= 0.01 * column.size]
+    rest = ordered[~np.isin(ordered, atoms)] if atoms.size else ordered
+    inner = np.quantile(rest, np.linspace(0, 1, bins + 1)[1:-1]) if rest.size else np.empty(0)
+    around = np.concatenate([atoms, np.nextafter(atoms, np.inf)])
+    return np.unique(np.concatenate([inner, around]))
+
+
+def _bin_counts(
+    edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Counts of one coordinate's values of each input in the bins cut at ``edges``."""
+    ca = np.bincount(np.searchsorted(edges, a, side="right"), minlength=edges.size + 1)
+    cb = np.bincount(np.searchsorted(edges, b, side="right"), minlength=edges.size + 1)
+    return ca.astype(np.float64), cb.astype(np.float64)
+
+
+def _bin_scores(edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]) -> list[float]:
+    """The smoothed log ratio of every bin of one coordinate."""
+    ca, cb = _bin_counts(edges, a, b)
+    out: list[float] = _log_ratio(cb, b.size, ca, a.size).tolist()
+    return out
+
+
+def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
+    """Quantile bins of coordinate ``j`` scored by their development log ratio."""
+    pooled = np.concatenate([fit_a[:, j], fit_b[:, j]])
+    edges = _edges(pooled, _BINS)
+    if edges.size < 1:
+        return None
+    scores = _bin_scores(edges, fit_a[:, j], fit_b[:, j])
+    return BinnedScore(j, edges.tolist(), scores, fit_a.shape[1]), f"binned[{j}]"
+
+
+def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The sum of the binned log ratios of the coordinates whose law differs between the inputs.
+
+    A coordinate whose binned counts under the two inputs are consistent with one law
+    (chi-square homogeneity p-value above :data:`_PRODUCT_P`) is left out: its estimated ratios
+    are noise, and leaving it out keeps the score's ties exact (few distinct values when few
+    coordinates carry the difference).
+    """
+    from scipy.stats import chi2_contingency
+
+    kept: list[tuple[float, BinnedScore]] = []
+    for j in range(fit_a.shape[1]):
+        part = _binned(fit_a, fit_b, j)
+        if part is None:
+            continue
+        model = cast(BinnedScore, part[0])
+        edges = np.asarray(model.edges)
+        ca, cb = _bin_counts(edges, fit_a[:, j], fit_b[:, j])
+        used = (ca + cb) > 0
+        if used.sum() < 2:
+            continue
+        p_value = float(chi2_contingency(np.vstack([ca[used], cb[used]]))[1])
+        kept.append((p_value, model))
+    if not kept:
+        return None
+    strong = [m for p, m in kept if p < _PRODUCT_P] or [min(kept, key=lambda pm: pm[0])[1]]
+    return ProductScore(tuple(strong)), f"product ({len(strong)} of {fit_a.shape[1]} coordinates)"
+
+
+def _laplace(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+    """The product-Laplace log ratio with medians and pooled mean absolute deviations."""
+    ma, mb = np.median(fit_a, axis=0), np.median(fit_b, axis=0)
+    scale = np.concatenate([np.abs(fit_a - ma), np.abs(fit_b - mb)]).mean(axis=0)
+    floor = 1e-9 * max(float(np.abs(np.concatenate([ma, mb])).max()), 1.0)
+    if not np.all(scale > floor):
+        scale = np.maximum(scale, floor)
+    return LaplaceScore(ma.tolist(), mb.tolist(), scale.tolist()), "laplace"
+
+
+def _subsample(x: NDArray[np.float64], rows: int) -> NDArray[np.float64]:
+    """The first ``rows`` rows (draws are iid, so any fixed subset is a random one)."""
+    return x[:rows]
+
+
+def _sklearn_model(
+    family: str, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> tuple[ScoreModel, str] | None:
+    """A fitted linear, logistic or boosted-trees score.
+
+    Linear scores are fitted on up to :data:`_FIT_ROWS` calls per input (a rare output pattern,
+    such as a late answer of a sparse vector, needs hundreds of thousands of calls before its
+    coefficient is estimated; a linear fit of a million rows takes seconds); boosted trees, tens
+    of times slower, on :data:`_BOOSTED_FIT_ROWS`.
+    """
+    from certify.protocol.families import LinearDiscriminant
+
+    rows = _BOOSTED_FIT_ROWS if family == "boosted" else _FIT_ROWS
+    xa, xb = _subsample(fit_a, rows), _subsample(fit_b, rows)
+    if family == "linear":
+        est: Any = LinearDiscriminant("ledoit_wolf")
+    elif family == "logistic":
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        est = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+    else:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        est = HistGradientBoostingClassifier(
+            max_iter=30, learning_rate=0.2, max_leaf_nodes=31, early_stopping=False,
+            random_state=seed,
+        )
+    X = np.vstack([xa, xb])
+    y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
+    est.fit(X, y)
+    if family == "linear":
+        coef = np.asarray(est.coef_, dtype=np.float64).reshape(-1)
+        return LinearScore(coef.tolist(), float(np.asarray(est.intercept_).reshape(-1)[0])), "linear"
+    if family == "logistic":
+        scaler, logistic = est[0], est[1]
+        coef = np.asarray(logistic.coef_, dtype=np.float64).reshape(-1) / scaler.scale_
+        intercept = float(logistic.intercept_[0]) - float(coef @ scaler.mean_)
+        return LinearScore(coef.tolist(), intercept), "logistic"
+    return SkopsScore.from_estimator(est, "decision_function"), "boosted"
+
+
+def _cross_fitted(
+    family: str,
+    fit: tuple[NDArray[np.float64], NDArray[np.float64]],
+    sel: tuple[NDArray[np.float64], NDArray[np.float64]],
+    seed: int,
+) -> tuple[LinearScore, str, _Halves] | None:
+    """A linear or logistic score cross-fitted on the two halves of the development calls.
+
+    Each half is scored by the fit on the other half, so every development call has an
+    out-of-sample score and the cut is judged on all of them (twice the counts of a rare event
+    that a fit on one half and a cut on the other would see) without the flattery of scoring
+    the calls a score was fitted on. The stored score averages the two fits' coefficients.
+
+    Returns
+    -------
+    (LinearScore, str, list) or None
+        The averaged score, its label and the two halves' out-of-sample scores
+        ``[(first half a, first half b), (second half a, second half b)]``.
+    """
+    first = _sklearn_model(family, fit[0], fit[1], seed)
+    second = _sklearn_model(family, sel[0], sel[1], seed)
+    if first is None or second is None:
+        return None
+    one, two = cast(LinearScore, first[0]), cast(LinearScore, second[0])
+    halves = [(two.score(fit[0]), two.score(fit[1])), (one.score(sel[0]), one.score(sel[1]))]
+    model = LinearScore(
+        [(a + b) / 2 for a, b in zip(one.coef, two.coef, strict=True)],
+        (one.intercept + two.intercept) / 2,
+    )
+    return model, first[1], halves
+
+
+def _dependence_features(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Per-coordinate transforms whose correlations reveal dependence, and their coordinates.
+
+    Each coordinate gives its value, its distance from its median (dependence in spread) and,
+    when one value holds at least 1% of the rows, the indicator of that value (a released value
+    that is 0 unless a flag is set is uncorrelated with the flag, yet its zeros are not).
+    Constant transforms are left out.
+    """
+    columns: list[NDArray[np.float64]] = []
+    owner: list[int] = []
+    for j in range(X.shape[1]):
+        x = X[:, j]
+        parts = [x, np.abs(x - np.median(x))]
+        values, counts = np.unique(x, return_counts=True)
+        if counts.max() >= _ATOM_SHARE * x.size and values.size > 1:
+            parts.append((x == values[np.argmax(counts)]).astype(np.float64))
+        for f in parts:
+            if f.std() > 0:
+                columns.append(f)
+                owner.append(j)
+    return np.column_stack(columns) if columns else np.empty((X.shape[0], 0)), np.asarray(owner, np.intp)
+
+
+def _independent_blocks(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]
+) -> list[NDArray[np.intp]]:
+    """Blocks of coordinates that look independent of each other under both inputs.
+
+    Two coordinates are linked when, under either input, a pair of their transforms
+    (:func:`_dependence_features`) correlates beyond :data:`_DEPENDENCE_SDS` standard errors of
+    a correlation of independent variables (``1 / sqrt(n)``); the blocks are the connected
+    components, found on up to :data:`_DEPENDENCE_ROWS` calls per input (the transforms of a
+    million calls of a 30-coordinate output would take 700 MB). A dependence too weak to see
+    merges nothing, so a block score then misses it: its events are judged on development calls
+    like any other, so this costs power, never validity. A coordinate with one value on every
+    call of both inputs belongs to no block (it scores nothing).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    width = fit_a.shape[1]
+    linked = np.zeros((width, width), dtype=bool)
+    pooled = np.vstack([fit_a[:1], fit_b[:1]])
+    # a coordinate constant within each input but not between them separates them perfectly
+    varies = np.any(pooled != pooled[:1], axis=0)
+    for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
+        if X.shape[0] < 2:
+            continue
+        features, owner = _dependence_features(X)
+        varies[owner] = True
+        if owner.size < 2:
+            continue
+        r = np.corrcoef(features, rowvar=False)
+        strong = np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0])
+        i, j = np.nonzero(strong)
+        linked[owner[i], owner[j]] = True
+    n_blocks, label = connected_components(linked, directed=False)
+    blocks = [np.flatnonzero(label == k) for k in range(n_blocks)]
+    return [b for b in blocks if varies[b].any()]
+
+
+def _block_model(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> LinearScore | HistogramScore | BinnedScore | None:
+    """One block's log-ratio score: a histogram of few discrete values, else binned or logistic."""
+    if is_discrete(fit_a) and is_discrete(fit_b):
+        values = np.unique(_row_hashes(np.vstack([fit_a, fit_b]))).size
+        if values <= _FEW_VALUES:
+            found = _histogram(fit_a, fit_b)
+            if found is not None:
+                return cast(HistogramScore, found[0])
+    if fit_a.shape[1] == 1:
+        binned = _binned(fit_a, fit_b, 0)
+        return None if binned is None else cast(BinnedScore, binned[0])
+    logistic = _sklearn_model("logistic", fit_a, fit_b, seed)
+    return None if logistic is None else cast(LinearScore, logistic[0])
+
+
+def _blocks_cross_fitted(
+    fit: tuple[NDArray[np.float64], NDArray[np.float64]],
+    sel: tuple[NDArray[np.float64], NDArray[np.float64]],
+    seed: int,
+) -> tuple[BlockScore, str, _Halves] | None:
+    """The sum of independent blocks' log ratios, cross-fitted on the two development halves.
+
+    Applies when the outputs split into at least two blocks (:func:`_independent_blocks`, on
+    the first half) and some block has two coordinates or more (otherwise the product family
+    is the same score). Each half is scored by the blocks fitted on the other half, as in
+    :func:`_cross_fitted`; the stored score is the average of the two fits (each block twice,
+    weight one half).
+    """
+    if fit[0].shape[1] < 3:
+        return None  # two blocks, one of two coordinates, need three
+    blocks = _independent_blocks(fit[0], fit[1])
+    if len(blocks) < 2 or max(b.size for b in blocks) < 2:
+        return None
+    width = fit[0].shape[1]
+    fits: list[list[LinearScore | HistogramScore | BinnedScore]] = []
+    for xa, xb in (fit, sel):
+        models = [_block_model(xa[:, b], xb[:, b], seed) for b in blocks]
+        if any(m is None for m in models):
+            return None
+        fits.append([m for m in models if m is not None])
+    columns = [b.tolist() for b in blocks]
+    one = BlockScore(columns, [1.0] * len(blocks), fits[0], width)
+    two = BlockScore(columns, [1.0] * len(blocks), fits[1], width)
+    halves = [(two.score(fit[0]), two.score(fit[1])), (one.score(sel[0]), one.score(sel[1]))]
+    model = BlockScore(columns * 2, [0.5] * (2 * len(blocks)), fits[0] + fits[1], width)
+    kinds = {LinearScore: "logistic", HistogramScore: "histogram", BinnedScore: "binned"}
+    parts = ", ".join(f"{len(b)} {kinds[type(m)]}" for b, m in zip(columns, fits[0], strict=True))
+    return model, f"blocks ({parts})", halves
+
+
+def _fitted(
+    family: str, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+) -> list[tuple[ScoreModel, str]]:
+    """The fitted scores of one family (several for per-coordinate families)."""
+    width = fit_a.shape[1]
+    discrete = is_discrete(fit_a) and is_discrete(fit_b)
+    out: list[tuple[ScoreModel, str] | None] = []
+    if family == "histogram":
+        out.append(_histogram(fit_a, fit_b))
+    elif family == "coordinate":
+        for j in range(min(width, _MAX_COORDINATES)):
+            coef = [0.0] * width
+            coef[j] = 1.0
+            out.append((LinearScore(coef, 0.0), f"coordinate[{j}]"))
+    elif family == "binned":
+        for j in range(min(width, _MAX_COORDINATES)):
+            if not (is_discrete(fit_a[:, j : j + 1]) and is_discrete(fit_b[:, j : j + 1])):
+                out.append(_binned(fit_a, fit_b, j))
+    elif family == "product":
+        if width > 1:
+            out.append(_product(fit_a, fit_b))
+            steps = _product(DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b))
+            if steps is not None:
+                inner = cast(ProductScore, steps[0])
+                out.append((DifferenceScore(inner), f"{steps[1]} of differences"))
+    elif family == "laplace":
+        if not discrete:
+            out.append(_laplace(fit_a, fit_b))
+            if width > 1:
+                steps = _laplace(DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b))
+                if steps is not None:
+                    inner_l = cast(LaplaceScore, steps[0])
+                    out.append((DifferenceScore(inner_l), "laplace of differences"))
+    elif family == "linear":
+        if width > 1:
+            out.append(_sklearn_model(family, fit_a, fit_b, seed))
+    elif family == "logistic" or width > 1:  # also on one coordinate, so tests="paper" applies to any output
+        out.append(_sklearn_model(family, fit_a, fit_b, seed))
+    return [o for o in out if o is not None]
