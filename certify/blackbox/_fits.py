@@ -323,11 +323,9 @@ def _block_model(
 ) -> LinearScore | HistogramScore | BinnedScore | None:
     """One block's log-ratio score: a histogram of few discrete values, else binned or logistic."""
     if is_discrete(fit_a) and is_discrete(fit_b):
-        values = np.unique(_row_hashes(np.vstack([fit_a, fit_b]))).size
-        if values <= _FEW_VALUES:
-            found = _histogram(fit_a, fit_b)
-            if found is not None:
-                return cast(HistogramScore, found[0])
+        found = _histogram(fit_a, fit_b)  # keys: every distinct row (the first _MAX_KEYS of them)
+        if found is not None and len(cast(HistogramScore, found[0]).keys) <= _FEW_VALUES:
+            return cast(HistogramScore, found[0])
     if fit_a.shape[1] == 1:
         binned = _binned(fit_a, fit_b, 0)
         return None if binned is None else cast(BinnedScore, binned[0])

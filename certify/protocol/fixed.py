@@ -22,6 +22,7 @@ from certify.protocol.scores import (
     SkopsScore,
     score_model_from_json,
 )
+from certify.stats.roc import auc as roc_auc
 
 if TYPE_CHECKING:
     from certify.protocol.families import BoundPlan
@@ -442,6 +443,4 @@ def _out_of_fold(
 
 def _oriented_auc(s0: NDArray[np.float64], s1: NDArray[np.float64], orientation: int) -> float:
     """AUC of oriented scores (ties count one half)."""
-    from certify.stats.roc import auc
-
-    return auc(orientation * np.asarray(s0), orientation * np.asarray(s1))
+    return roc_auc(orientation * np.asarray(s0), orientation * np.asarray(s1))
