@@ -9,6 +9,7 @@ import pytest
 import certify as cf
 
 PUBLIC = [
+    "AnyClaim",
     "AuditTable",
     "BoundPlan",
     "Certificate",
@@ -23,6 +24,7 @@ PUBLIC = [
     "ErrorRateEvidence",
     "EstimatorError",
     "FixedTest",
+    "GDPClaim",
     "ImmutableResultError",
     "Inconclusive",
     "Ledger",
@@ -36,6 +38,7 @@ PUBLIC = [
     "ParameterError",
     "PopulationEstimate",
     "PreregistrationRecord",
+    "ProfileClaim",
     "Protocol",
     "ProtocolError",
     "ProtocolSealedError",
@@ -48,6 +51,7 @@ PUBLIC = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "ZCDPClaim",
     "audit_mechanism",
     "audit_pairs",
     "gauss_mech",

@@ -25,6 +25,7 @@ from certify.protocol.scores import (
 from certify.stats.roc import auc as roc_auc
 
 if TYPE_CHECKING:
+    from certify.claims import AnyClaim
     from certify.protocol.families import BoundPlan
 
 __all__ = ["FixedTest", "ThresholdRule"]
@@ -52,7 +53,9 @@ def _choose_threshold(
         from certify.protocol.families import max_bound_cut, require_plan
 
         plan = require_plan(plan)
-        cut, _ = max_bound_cut(s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta)
+        cut, _ = max_bound_cut(
+            s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta, target=plan.target
+        )
         return orientation, float(orientation * cut)
     if rule != "youden":
         raise ParameterError(
@@ -125,6 +128,7 @@ class FixedTest:
         response: _sklearn.Response | None = None,
         name: str | None = None,
         plan: BoundPlan | None = None,
+        claim: AnyClaim | None = None,
     ) -> FixedTest:
         """Fit a classifier on development data and fix its orientation and threshold.
 
@@ -155,6 +159,10 @@ class FixedTest:
         plan : BoundPlan, optional
             Planned reserved rows per class, ``alpha_per_rate`` and delta; required by
             ``threshold="max_bound"`` and ignored otherwise.
+        claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+            With ``threshold="max_bound"``, the cut maximizes what the certificate is expected
+            to certify in this claim's terms (``mu_lower`` for a GDP claim, and so on) instead
+            of Eq. 16 at the plan's delta.
 
         Returns
         -------
@@ -180,6 +188,7 @@ class FixedTest:
             )
         if not isinstance(pair, Pair):
             raise ParameterError(f"pair must be a Pair; got {pair!r}.")
+        plan = _targeted(plan, claim)
         est = _sklearn.default_estimator() if estimator is None else estimator
         resp = _sklearn.response_of(est, response)
         x_a, x_b = development.rows(pair.a), development.rows(pair.b)
@@ -277,6 +286,7 @@ class FixedTest:
         folds: int = 5,
         seed: int = 0,
         name: str | None = None,
+        claim: AnyClaim | None = None,
     ) -> FixedTest:
         """Choose among candidate test families on development data, then fit the chosen one.
 
@@ -301,6 +311,11 @@ class FixedTest:
             Seed of the folds.
         name : str, optional
             Label for reports; default ``"certify:<family>"``.
+        claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+            The claim under test: families (and a ``"max_bound"`` threshold) are judged by what
+            they are expected to certify in its terms (``mu_lower`` for a GDP claim,
+            ``rho_lower`` for zCDP, the margin over a profile) instead of Eq. 16 at the plan's
+            delta.
 
         Returns
         -------
@@ -325,7 +340,7 @@ class FixedTest:
         """
         from certify.protocol.families import estimator_for, require_plan, resolve_candidates
 
-        plan = require_plan(plan)
+        plan = require_plan(_targeted(plan, claim))
         names = resolve_candidates(candidates)
         if not isinstance(development, EmbeddingTable):
             raise DataError(
@@ -346,7 +361,7 @@ class FixedTest:
             orientation, _ = _choose_threshold(s0, s1, "youden")
             _, value = max_bound_cut(
                 orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
-                plan.alpha_per_rate, plan.delta,
+                plan.alpha_per_rate, plan.delta, target=plan.target,
             )
             key = (value, _oriented_auc(s0, s1, orientation), -k)
             if best is None or key > best:
@@ -395,6 +410,24 @@ class FixedTest:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"a test entry of the record is malformed ({exc!r}).") from exc
+
+
+def _targeted(plan: BoundPlan | None, claim: AnyClaim | None) -> BoundPlan | None:
+    """The plan with the claim's target (unchanged without a claim; a claim needs a plan)."""
+    if claim is None:
+        return plan
+    from certify.claims import Claim, GDPClaim, ProfileClaim, ZCDPClaim
+
+    if not isinstance(claim, Claim | GDPClaim | ZCDPClaim | ProfileClaim):
+        raise ParameterError(
+            f"claim must be a Claim, GDPClaim, ZCDPClaim or ProfileClaim; got {type(claim).__name__}."
+        )
+    if plan is None:
+        raise ParameterError(
+            "claim= steers the threshold rule 'max_bound', which needs plan=BoundPlan(...); pass "
+            "plan=BoundPlan.for_pair(split.reserved, pair, family_size)."
+        )
+    return attrs.evolve(plan, target=claim.target())
 
 
 def _is_linear(estimator: object) -> bool:
