@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, final
 
 import attrs
 import numpy as np
+from numpy.typing import NDArray
 from scipy.optimize import brentq, minimize_scalar
 from typeguard import typeguard_ignore
 
 from certify._core import check_delta, check_text, forbid_numeric_use
 from certify.errors import ParameterError, StatusError
 from certify.results import Certificate, CertificateFamily
-from certify.stats.tradeoff import Target, gdp_delta, profile_grid, zcdp_delta
+from certify.stats.tradeoff import Target, gaussian_tradeoff, gdp_delta, profile_grid, zcdp_delta
 
 if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
     from attrs import Attribute
@@ -38,7 +39,9 @@ __all__ = [
     "ProfileClaim",
     "Refuted",
     "ZCDPClaim",
+    "forbids",
     "refute",
+    "tradeoff_curve",
 ]
 
 
@@ -275,7 +278,11 @@ class ProfileClaim:
     deltas: tuple[float, ...] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        eps, deltas = profile_grid(self.delta_of_epsilon, self.epsilon_max)
+        corners = (
+            [e for e, _ in self.delta_of_epsilon.points]
+            if isinstance(self.delta_of_epsilon, _StepProfile) else []
+        )
+        eps, deltas = profile_grid(self.delta_of_epsilon, self.epsilon_max, corners)
         object.__setattr__(self, "epsilons", tuple(float(e) for e in eps))
         object.__setattr__(self, "deltas", tuple(float(d) for d in deltas))
 
@@ -309,6 +316,49 @@ class ProfileClaim:
             return float(method(float(epsilon)))
 
         return cls(delta_of_epsilon, name or "dp_accounting privacy loss distribution", epsilon_max)
+
+    @classmethod
+    def from_points(
+        cls, points: Sequence[tuple[float, float]], name: str | None = None
+    ) -> ProfileClaim:
+        """A profile stated at finitely many points ``(epsilon_i, delta_i)``.
+
+        Being ``(epsilon_i, delta_i)``-DP implies ``(epsilon, delta_i)``-DP for every
+        ``epsilon >= epsilon_i``, so between its points the profile is the step
+        ``delta(epsilon) = min{delta_i : epsilon_i <= epsilon}`` (1 below the smallest
+        ``epsilon_i``): nothing is claimed that the points do not imply.
+
+        Raises
+        ------
+        ParameterError
+            If there are no points, or a point is not a finite epsilon >= 0 with a delta in
+            [0, 1].
+
+        Examples
+        --------
+        >>> claim = ProfileClaim.from_points([(1.0, 1e-3), (2.0, 1e-6)])
+        >>> claim.delta_of_epsilon(1.5), claim.delta_of_epsilon(0.5)
+        (0.001, 1.0)
+        """
+        table: list[tuple[float, float]] = []
+        for k, point in enumerate(points):
+            try:
+                e, d = (float(v) for v in point)
+            except (TypeError, ValueError) as exc:
+                raise ParameterError(
+                    f"profile point {k} must be a pair (epsilon, delta); got {point!r}."
+                ) from exc
+            if not (math.isfinite(e) and e >= 0.0 and 0.0 <= d <= 1.0):
+                raise ParameterError(
+                    f"profile point {k} must have a finite epsilon >= 0 and a delta in [0, 1]; "
+                    f"got ({e!r}, {d!r})."
+                )
+            table.append((e, d))
+        if not table:
+            raise ParameterError("a profile needs at least one point (epsilon, delta).")
+        steps = tuple(sorted(table))
+        top = max(2.0 * steps[-1][0], 30.0)
+        return cls(_StepProfile(steps), name or f"{len(steps)}-point profile", top)
 
     def target(self) -> Target:
         """What a development choice maximizes to test this claim: the profile ratio."""
@@ -352,8 +402,70 @@ class ProfileClaim:
         return best
 
 
+@final
+@attrs.frozen
+class _StepProfile:
+    """``delta(epsilon) = min{delta_i : epsilon_i <= epsilon}`` over sorted points (picklable)."""
+
+    points: tuple[tuple[float, float], ...]
+
+    def __call__(self, epsilon: float) -> float:
+        return min((d for e, d in self.points if e <= epsilon), default=1.0)
+
+
 AnyClaim: TypeAlias = Claim | GDPClaim | ZCDPClaim | ProfileClaim
 """Every claim type :func:`refute` tests."""
+
+
+def forbids(claim: AnyClaim, u_fpr: NDArray[np.float64], u_fnr: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether the claim forbids a test with these error rates (elementwise).
+
+    The claim's target value at the rates compared with its parameter: Eq. 16 at ``delta``
+    against ``epsilon``, the certified ``mu`` or ``rho`` against the claimed one, the profile
+    ratio against 1. Forbidden sets are down-closed: smaller rates stay forbidden.
+    """
+    values = claim.target().values(np.asarray(u_fpr, np.float64), np.asarray(u_fnr, np.float64))
+    out: NDArray[np.bool_] = np.asarray(values > _limit(claim))
+    return out
+
+
+def _limit(claim: AnyClaim) -> float:
+    """The target value above which the claim is contradicted (the profile ratio's is 1)."""
+    value = claim_parameter(claim)[1]
+    return 1.0 if value is None else value
+
+
+def tradeoff_curve(claim: AnyClaim, alpha: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The smallest false-negative rate the claim allows at each false-positive rate ``alpha``.
+
+    The claim's trade-off function: exact for point claims (``max(0, 1 - delta - e^eps alpha,
+    e^-eps (1 - delta - alpha))``) and GDP claims (``Phi(Phi^-1(1 - alpha) - mu)``), by
+    bisection on :func:`forbids` otherwise (to 1e-12).
+
+    Examples
+    --------
+    >>> round(float(tradeoff_curve(GDPClaim(1.0), np.array([0.5]))[0]), 4)
+    0.1587
+    """
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, 1.0)
+    match claim:
+        case Claim():
+            e, d = math.exp(claim.epsilon), claim.delta
+            out: NDArray[np.float64] = np.maximum.reduce(
+                [np.zeros_like(a), 1.0 - d - e * a, (1.0 - d - a) / e]
+            )
+            return out
+        case GDPClaim():
+            return gaussian_tradeoff(a, claim.mu)
+    lo, hi = np.zeros_like(a), 1.0 - a  # forbidden at lo (or lo is 0), allowed at 1 - alpha
+    allowed_at_zero = ~forbids(claim, a, lo)
+    for _ in range(45):
+        mid = 0.5 * (lo + hi)
+        bad = forbids(claim, a, mid)
+        lo = np.where(bad, mid, lo)
+        hi = np.where(bad, hi, mid)
+    result: NDArray[np.float64] = np.where(allowed_at_zero, 0.0, hi)
+    return result
 
 
 def claim_parameter(claim: AnyClaim) -> tuple[str, float | None]:
@@ -536,16 +648,8 @@ def _certified(claim: AnyClaim, certificate: Certificate) -> float:
 
 
 def _exceeds(claim: AnyClaim, value: float) -> bool:
-    """Whether a certified value contradicts the claim."""
-    match claim:
-        case Claim():
-            return value > claim.epsilon
-        case GDPClaim():
-            return value > claim.mu
-        case ZCDPClaim():
-            return value > claim.rho
-        case ProfileClaim():
-            return value > 0.0
+    """Whether a certified value (:func:`_certified`) contradicts the claim."""
+    return value > (0.0 if isinstance(claim, ProfileClaim) else _limit(claim))
 
 
 @typeguard_ignore  # the body refuses other evidence with StatusError and the fix

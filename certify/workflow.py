@@ -9,6 +9,7 @@ import attrs
 from certify.data import EmbeddingTable, sample_pairs
 from certify.methods.audit import select_pairs
 from certify.protocol import FixedTest, Protocol, SealedProtocol
+from certify.protocol.families import BoundPlan
 from certify.protocol.files import AuditPlan
 from certify.protocol.ledger import Ledger
 
@@ -70,7 +71,9 @@ def preregister(
     Candidate pairs are the first ``plan.candidates`` of a seeded shuffle of all pairs (Sec. 5.1);
     the ``plan.select`` most distinguishable are chosen on development data (without reusing an
     identity when ``disjoint``), one test is fitted per selected pair on development rows, and the
-    protocol is sealed. No reserved row is read.
+    protocol is sealed. No reserved row is read. With ``threshold = "max_bound"`` each test's
+    threshold maximizes what its certificate is expected to certify in the terms of the file's
+    claim (``mu_lower`` for a GDP claim, and so on), at the reserved split's counts.
     """
     say = progress or (lambda line: None)
     split = table.split(plan.dev_fraction, plan.split_seed)
@@ -92,8 +95,14 @@ def preregister(
         },
     )
     estimator = plan_estimator(plan)
+    claim = plan.claim()
+    size = plan.family_size or len(chosen)
     for i, pair in enumerate(chosen, start=1):
         say(f"fitting test {i}/{len(chosen)} for pair {pair}")
+        bound_plan = (
+            BoundPlan.for_pair(split.reserved, pair, size, plan.confidence_level, plan.delta)
+            if plan.threshold == "max_bound" else None
+        )
         protocol.register(
             FixedTest.fit(
                 estimator,
@@ -103,6 +112,8 @@ def preregister(
                 folds=plan.folds,
                 seed=plan.cv_seed,
                 name=plan.classifier,
+                plan=bound_plan,
+                claim=claim if bound_plan is not None else None,
             )
         )
     sealed = protocol.seal(split.reserved, ledger)

@@ -471,7 +471,8 @@ def audit_mechanism(
         name=best.label,
         development_auc=best.auc,
     )
-    diagnostics = tuple(_diagnostic(pairs[p], c, n) for p, n, c in development)
+    unit = "epsilon" if target is None else target.unit
+    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit) for p, n, c in development)
 
     # -- sealing and the one reserved evaluation ---------------------------------------------
     stream = ReservedStream.create(
@@ -606,17 +607,21 @@ def _dev_fingerprint(
 
 
 def _diagnostic(
-    pair: tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]], choice: Choice, dev_n: int
+    pair: tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]],
+    choice: Choice,
+    dev_n: int,
+    unit: str = "epsilon",
 ) -> Diagnostic:
     """A development candidate as a Diagnostic (a ranking score, no DP meaning)."""
+    what = "Eq. 16" if unit == "epsilon" else f"the certified {unit}"
     return Diagnostic(
         method="mechanism_development",
         score=choice.value,
         pair=Pair(pair[0][0], pair[1][0]),
         assumptions=DEV_ASSUMPTIONS,
-        equation="Eq. 16 at pessimistic development rates",
+        equation=f"{what} at pessimistic development rates",
         n_samples=(dev_n, dev_n),
-        parameters={"test": choice.label, "family": choice.family},
+        parameters={"test": choice.label, "family": choice.family, "unit": unit},
         details={
             "plug_in": choice.plug_in,
             "auc": choice.auc,

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.errors import DataError
 from certify.methods.audit import AuditTable
 from certify.results import (
@@ -32,6 +32,7 @@ from certify.results import (
 __all__ = [
     "Figure",
     "certificate_sentence",
+    "curve_lines",
     "describe_markdown",
     "evaluation_markdown",
     "file_sha256",
@@ -109,6 +110,65 @@ def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
         f"No positive bound for pair {cert.pair}: the test's error bounds at {level} simultaneous "
         "confidence do not exclude epsilon = 0. This is not evidence of privacy."
     )
+
+
+def curve_lines(family: CertificateFamily, claim: AnyClaim | None) -> list[str]:
+    """Markdown: each certificate's certified curve parameters, beside the claim (if any).
+
+    Every value is a Certificate at the family's simultaneous level: the mechanism is not
+    ``mu``-GDP below ``mu_lower``, not ``rho``-zCDP below ``rho_lower``, and (for a point or
+    profile claim) not ``(epsilon, delta)``-DP below ``epsilon_lower`` at the claim's delta.
+    """
+    level = f"{family.confidence_level:.4g}"
+    head = ["| pair | test | mu_lower (Certificate) | rho_lower (Certificate) |"]
+    rule = ["|---|---|---|---|"]
+    extra: list[str] = []
+    if isinstance(claim, Claim):
+        head[0] += f" epsilon_lower at delta = {claim.delta:g} (Certificate) |"
+        rule[0] += "---|"
+    elif isinstance(claim, ProfileClaim):
+        head[0] += " closest point of the profile (epsilon, delta) | epsilon_lower there (Certificate) |"
+        rule[0] += "---|---|"
+    rows = []
+    for c in family.certificates:
+        row = f"| {c.pair} | {c.test_name} | {_fmt(c.mu_lower)} | {_fmt(c.rho_lower)} |"
+        if isinstance(claim, Claim):
+            row += f" {_fmt(c.epsilon_lower_at(claim.delta))} |"
+        elif isinstance(claim, ProfileClaim):
+            _, e, d = claim.excess(c)
+            row += f" ({e:.4g}, {d:.3g}) | {_fmt(c.epsilon_lower_at(d))} |"
+        rows.append(row)
+    match claim:
+        case None:
+            extra.append("No claim was stated.")
+        case GDPClaim():
+            extra.append(f"Claimed: {claim.describe()}; refuted when some mu_lower exceeds {claim.mu:g}.")
+        case ZCDPClaim():
+            extra.append(f"Claimed: {claim.describe()}; refuted when some rho_lower exceeds {claim.rho:g}.")
+        case Claim():
+            extra.append(
+                f"Claimed: {claim.describe()}; refuted when some epsilon_lower at delta = "
+                f"{claim.delta:g} exceeds {claim.epsilon:g}."
+            )
+        case ProfileClaim():
+            extra.append(
+                f"Claimed: {claim.describe()}; refuted when at some epsilon the certified bound at "
+                "the profile's delta exceeds it (the closest point is shown)."
+            )
+    return [
+        "## Certified privacy curves",
+        "",
+        f"Each value is a Certificate at the family's simultaneous level {level}, from the same "
+        "two error bounds as epsilon_lower: the mechanism is not mu-GDP for any mu below "
+        "mu_lower and not rho-zCDP for any rho below rho_lower, under the iid model.",
+        "",
+        *head,
+        *rule,
+        *rows,
+        "",
+        *extra,
+        "",
+    ]
 
 
 def manifest(
@@ -191,7 +251,7 @@ def _manifest_md(man: Mapping[str, Any]) -> list[str]:
 def evaluation_markdown(
     family: CertificateFamily,
     *,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     man: Mapping[str, Any] | None = None,
     title: str = "Pre-registered audit",
     figures: Sequence[str] = (),
@@ -242,6 +302,7 @@ def evaluation_markdown(
         lines += ["", f"Assumptions of every {method} certificate:", ""]
         lines += [f"- {a}" for a in first.assumptions]
     lines.append("")
+    lines += curve_lines(family, claim)
     lines += ["## Verdict", ""]
     if claim is None:
         lines.append("No claim was stated; no verdict.")

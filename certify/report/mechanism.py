@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certify.blackbox.audit import MechanismAudit
-from certify.claims import Claim, Inconclusive, Refuted, refute
-from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
+from certify.claims import AnyClaim, Claim, Inconclusive, Refuted, claim_parameter, refute
+from certify.report._render import STATUS_MEANING, _fmt, _manifest_md, curve_lines
 
 if TYPE_CHECKING:
     from certify.protocol.ledger import Ledger
@@ -18,13 +18,15 @@ if TYPE_CHECKING:
 __all__ = ["mechanism_markdown", "mechanism_summary", "write_mechanism_report"]
 
 
-def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, Any]:
+def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str, Any]:
     """The one-line JSON summary of an audit (``certify audit-mechanism --json``).
 
-    Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``,
-    ``claimed_epsilon``, ``verdict`` (``"Refuted"``, ``"Inconclusive"``, or None without a
-    claim), ``confidence_level`` (the claim's level over all evaluations), ``level_used``,
-    ``evaluation``, ``pair``, ``test``, ``seconds``.
+    Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``, ``mu_lower``,
+    ``rho_lower`` (all three Certificate-status), ``claim`` (the claim in words, or None),
+    ``claimed_epsilon`` (point claims), ``claimed_mu``, ``claimed_rho``, ``verdict``
+    (``"Refuted"``, ``"Inconclusive"``, or None without a claim), ``confidence_level`` (the
+    claim's level over all evaluations), ``level_used``, ``evaluation``, ``pair``, ``test``,
+    ``seconds``.
     """
     verdict: str | None = None
     if claim is not None:
@@ -36,8 +38,13 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
         "calls": audit.calls,
         "epsilon_lower": c.epsilon_lower,
         "delta": c.delta,
+        "mu_lower": c.mu_lower,
+        "rho_lower": c.rho_lower,
         "status": "Certificate",
-        "claimed_epsilon": None if claim is None else claim.epsilon,
+        "claim": None if claim is None else claim.describe(),
+        "claimed_epsilon": claim.epsilon if isinstance(claim, Claim) else None,
+        "claimed_mu": _parameter(claim, "mu"),
+        "claimed_rho": _parameter(claim, "rho"),
         "verdict": verdict,
         "confidence_level": audit.confidence_level,
         "level_used": audit.level_used,
@@ -48,10 +55,18 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
     }
 
 
+def _parameter(claim: AnyClaim | None, name: str) -> float | None:
+    """The claim's parameter if it is named ``name`` (``"mu"``, ``"rho"``), else None."""
+    if claim is None:
+        return None
+    key, value = claim_parameter(claim)
+    return value if key == name else None
+
+
 def mechanism_markdown(
     audit: MechanismAudit,
     *,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     man: Mapping[str, Any] | None = None,
     figures: Sequence[str] = (),
     published: Sequence[tuple[str, float, float]] = (),
@@ -62,7 +77,7 @@ def mechanism_markdown(
     ----------
     audit : MechanismAudit
         The audit.
-    claim : Claim, optional
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
         The claim to test; without one the report states no verdict.
     man : Mapping, optional
         A run manifest (:func:`certify.report.manifest`).
@@ -112,6 +127,7 @@ def mechanism_markdown(
         *[f"- {a}" for a in c.assumptions],
         "",
     ]
+    lines += curve_lines(audit.family, claim)
     lines += ["## Verdict", ""]
     if claim is None:
         lines.append("No claim was stated; no verdict.")
@@ -140,6 +156,7 @@ def mechanism_markdown(
             *[f"| {tool} | {_fmt(value)} | {level:g} |" for tool, value, level in published],
             "",
         ]
+    unit = "bound" if audit.claim is None else audit.claim.target().unit
     lines += [
         "## Development choice",
         "",
@@ -151,7 +168,7 @@ def mechanism_markdown(
         "value predicts the certified bound with pessimistic development rates (a ranking "
         "score, no bound).",
         "",
-        "| input a | input b | test | development calls per input | predicted bound (Diagnostic) "
+        f"| input a | input b | test | development calls per input | predicted {unit} (Diagnostic) "
         "| plug-in | AUC |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -178,7 +195,7 @@ def write_mechanism_report(
     *,
     ledger: Ledger,
     seed: int,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     workers: int = 1,
     extra: Mapping[str, Any] | None = None,
     published: Sequence[tuple[str, float, float]] = (),
@@ -197,7 +214,7 @@ def write_mechanism_report(
         The ledger the audit was recorded in (its entry goes into the manifest).
     seed : int
         The audit's seed.
-    claim : Claim, optional
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
         The claim tested; without one the report states no verdict.
     workers : int, default 1
         Processes the reserved calls ran in (for the manifest).
@@ -218,7 +235,7 @@ def write_mechanism_report(
     import attrs
 
     from certify.report._render import manifest, safe_path, write_atomic, write_report
-    from certify.report.figures import certificate_bars, confidence_corners
+    from certify.report.figures import certificate_bars, confidence_corners, tradeoff_region
 
     entry = ledger.entry(audit.certificate.data_fingerprint)
     man = manifest(
@@ -241,6 +258,7 @@ def write_mechanism_report(
     figures = [
         ("Certified lower bound", certificate_bars(audit.family, claim)),
         ("Confidence corner", confidence_corners(audit.family)),
+        ("Certified region and claimed curve", tradeoff_region(audit.family, claim)),
     ]
     body = mechanism_markdown(
         audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published

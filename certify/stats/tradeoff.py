@@ -421,13 +421,16 @@ def tv_rho_lower(tv_lower: float) -> float:
     return 2.0 * t * t
 
 
-def profile_grid(delta_of_epsilon: Callable[[float], float], epsilon_max: float = 30.0) -> tuple[
-    NDArray[np.float64], NDArray[np.float64]
-]:
+def profile_grid(
+    delta_of_epsilon: Callable[[float], float],
+    epsilon_max: float = 30.0,
+    include: Sequence[float] = (),
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A privacy profile tabulated on a grid of epsilons in ``[0, epsilon_max]``.
 
-    The grid is dense near 0 and geometric above (every point is a genuine point of the
-    profile, so a search over it can miss a violation but never invent one).
+    The grid is dense near 0 and geometric above, plus the epsilons in ``include`` (the
+    corners of a stepwise profile); every point is a genuine point of the profile, so a search
+    over it can miss a violation but never invent one.
 
     Raises
     ------
@@ -437,6 +440,7 @@ def profile_grid(delta_of_epsilon: Callable[[float], float], epsilon_max: float 
     eps = np.unique(np.concatenate([
         np.linspace(0.0, 1.0, _EPS_GRID_POINTS // 4),
         np.geomspace(1e-3, epsilon_max, 3 * _EPS_GRID_POINTS // 4),
+        np.asarray(include, dtype=np.float64).reshape(-1),
     ]))
     deltas = np.array([_profile_value(delta_of_epsilon, float(e)) for e in eps])
     return eps, deltas
