@@ -25,8 +25,15 @@ from typeguard import typeguard_ignore
 
 from certify._core import check_delta, check_text, forbid_numeric_use
 from certify.errors import ParameterError, StatusError
-from certify.results import Certificate, CertificateFamily
-from certify.stats.tradeoff import Target, gaussian_tradeoff, gdp_delta, profile_grid, zcdp_delta
+from certify.results import Certificate, CertificateFamily, ErrorRateEvidence
+from certify.stats.tradeoff import (
+    Target,
+    epsilon_lower_values,
+    gaussian_tradeoff,
+    gdp_delta,
+    profile_grid,
+    zcdp_delta,
+)
 
 if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
     from attrs import Attribute
@@ -361,8 +368,22 @@ class ProfileClaim:
         return cls(_StepProfile(steps), name or f"{len(steps)}-point profile", top)
 
     def target(self) -> Target:
-        """What a development choice maximizes to test this claim: the profile ratio."""
-        return Target("profile", epsilons=self.epsilons, deltas=self.deltas)
+        """What a development choice maximizes to test this claim: the profile ratio.
+
+        Ranked on every eighth point of the table (and the corners of a stepwise profile): a
+        ranking criterion needs no more, and :func:`refute` reads the whole table.
+        """
+        keep = sorted({*range(0, len(self.epsilons), 8), len(self.epsilons) - 1})
+        corners = (
+            {e for e, _ in self.delta_of_epsilon.points}
+            if isinstance(self.delta_of_epsilon, _StepProfile) else set()
+        )
+        keep = sorted({*keep, *(i for i, e in enumerate(self.epsilons) if e in corners)})
+        return Target(
+            "profile",
+            epsilons=tuple(self.epsilons[i] for i in keep),
+            deltas=tuple(self.deltas[i] for i in keep),
+        )
 
     def implied_point(self, delta: float) -> Claim:
         """The ``(epsilon, delta)`` point claim this profile states at ``delta``."""
@@ -378,22 +399,34 @@ class ProfileClaim:
         Returns
         -------
         (float, float, float)
-            ``(margin, epsilon, delta)``: the largest ``certificate.epsilon_lower_at(delta(e)) - e``
-            over the epsilons examined, and the point ``(e, delta(e))`` where it is reached. A
-            positive margin refutes that point of the profile.
+            ``(margin, epsilon, delta)``: the largest ``l(delta(e)) - e`` over the epsilons
+            examined, and the point ``(e, delta(e))`` where it is reached. ``l(delta)`` is the
+            certificate's bound on epsilon at ``delta``, before flooring at 0 for a
+            decision-rule certificate (the larger of Eq. 16's two log ratios), so a negative
+            margin says how far short the certificate falls. A positive margin refutes that
+            point of the profile.
         """
-        values = np.array(
-            [certificate.epsilon_lower_at(min(d, math.nextafter(1.0, 0.0))) - e
-             for e, d in zip(self.epsilons, self.deltas, strict=True)]
-        )
+        evidence = certificate.evidence
+        top = math.nextafter(1.0, 0.0)
+
+        def margins(eps: NDArray[np.float64], deltas: NDArray[np.float64]) -> NDArray[np.float64]:
+            if isinstance(evidence, ErrorRateEvidence):
+                ell = epsilon_lower_values(evidence.u_fpr, evidence.u_fnr, deltas, floor=False)
+            else:
+                ell = np.array([certificate.epsilon_lower_at(min(float(d), top)) for d in deltas])
+            out: NDArray[np.float64] = ell - eps
+            return out
+
+        values = margins(np.asarray(self.epsilons), np.asarray(self.deltas))
         i = int(np.argmax(values))
         best = (float(values[i]), self.epsilons[i], self.deltas[i])
         lo = self.epsilons[max(i - 1, 0)]
         hi = self.epsilons[min(i + 1, len(self.epsilons) - 1)]
-        if hi > lo:
+        if hi > lo and math.isfinite(best[0]):
             def loss(e: float) -> float:
-                d = min(float(self.delta_of_epsilon(e)), math.nextafter(1.0, 0.0))
-                return -(certificate.epsilon_lower_at(d) - e)
+                d = np.array([float(self.delta_of_epsilon(e))])
+                value = float(margins(np.array([e]), d)[0])
+                return -value if math.isfinite(value) else 1e300
 
             found = minimize_scalar(loss, bounds=(lo, hi), method="bounded", options={"xatol": 1e-9})
             if -float(found.fun) > best[0]:
@@ -492,6 +525,13 @@ def _floor_text(value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return f"{math.floor(value * 1000 + 1e-9) / 1000:.3f}"
+
+
+def _ceil_text(value: float) -> str:
+    """A shortfall with 3 decimals, rounded up (never stated smaller than it is)."""
+    if math.isinf(value):
+        return "inf"
+    return f"{math.ceil(value * 1000 - 1e-9) / 1000:.3f}"
 
 
 @final
@@ -625,8 +665,8 @@ class Inconclusive:
                 )
             case ProfileClaim():
                 return (
-                    f"Inconclusive: no certificate contradicts {self.claim.describe()} (closest: "
-                    f"{_floor_text(-self.best_value)} short in epsilon {n}).{tail}"
+                    f"Inconclusive: no certificate contradicts {self.claim.describe()} (the "
+                    f"closest falls {_ceil_text(-self.best_value)} short in epsilon, {n}).{tail}"
                 )
 
 

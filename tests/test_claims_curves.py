@@ -175,3 +175,35 @@ def test_mmd_certificates_state_curve_parameters_from_total_variation(make_table
     tv = cert.evidence.mmd_lower / math.sqrt(2.0)
     assert cert.mu_lower == pytest.approx(2.0 * norm.ppf((1.0 + tv) / 2.0), rel=1e-12)
     assert cert.rho_lower == pytest.approx(2.0 * tv * tv, rel=1e-12)
+
+
+def test_mechanism_report_shows_curves_beside_the_claim(gaussian_audit: cf.MechanismAudit, tmp_path: Path) -> None:
+    """The report's curve section states mu_lower and rho_lower with their status and the claim, and draws the region."""
+    from certify.report.mechanism import write_mechanism_report
+
+    ledger = cf.Ledger(tmp_path / "unused.ledger")
+    md, _ = write_mechanism_report(gaussian_audit, tmp_path / "r", ledger=ledger, seed=0, claim=cf.GDPClaim(1.0))
+    text = md.read_text()
+    cert = gaussian_audit.certificate
+    assert "| mu_lower (Certificate) | rho_lower (Certificate) |" in text
+    assert f"{cert.mu_lower:.3f}"[:4] in text and "Claimed: mu-GDP with mu = 1" in text
+    assert "predicted mu (Diagnostic)" in text  # the development table names the target's units
+    png = (tmp_path / "r" / "certified-region-and-claimed-curve.png").read_bytes()
+    assert png.startswith(b"\x89PNG")
+
+
+def test_tradeoff_curves_of_each_claim_kind() -> None:
+    """Each claim's trade-off curve: exact for points and GDP, and a GDP profile traces the GDP curve."""
+    from certify.claims import forbids, tradeoff_curve
+
+    alpha = np.array([1e-3, 0.05, 0.3, 0.6])
+    gdp = tradeoff_curve(cf.GDPClaim(1.0), alpha)
+    assert gdp == pytest.approx(norm.cdf(norm.isf(alpha) - 1.0), rel=1e-12)
+    profile = tradeoff_curve(cf.ProfileClaim(gdp_one_profile), alpha)
+    assert profile == pytest.approx(gdp, abs=2e-3)  # mu-GDP is its own profile, up to the grid
+    point = tradeoff_curve(cf.Claim(1.0, 0.01), alpha)
+    assert point == pytest.approx(np.maximum.reduce([0 * alpha, 0.99 - math.e * alpha, (0.99 - alpha) / math.e]))
+    zcdp = tradeoff_curve(cf.ZCDPClaim(0.5), alpha)
+    assert np.all(zcdp <= gdp + 1e-9)  # 1-GDP implies 0.5-zCDP: zCDP allows at least as much
+    assert not forbids(cf.ZCDPClaim(0.5), alpha, zcdp + 1e-6).any()
+    assert forbids(cf.ZCDPClaim(0.5), alpha, np.maximum(zcdp - 1e-3, 0.0))[zcdp > 1e-3].all()

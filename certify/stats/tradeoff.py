@@ -334,8 +334,14 @@ def profile_excess(
     if eps.size == 0 or eps.shape != dls.shape:
         raise ParameterError("epsilons and deltas must be non-empty and of one length.")
     best = np.full(u0.shape, -np.inf)
-    for e, d in zip(eps, dls, strict=True):
-        best = np.maximum(best, epsilon_lower_values(u0, u1, d, floor=False) - e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_u0, log_u1 = np.log(u0), np.log(u1)
+        for e, d in zip(eps, dls, strict=True):
+            # the larger of Eq. 16's two log ratios at d, unfloored (-inf: no positive numerator);
+            # fmax skips the NaN of -inf - -inf (a zero bound against a zero numerator)
+            a = np.log(np.maximum(1.0 - d - u1, 0.0)) - log_u0
+            b = np.log(np.maximum(1.0 - d - u0, 0.0)) - log_u1
+            best = np.fmax(best, np.fmax(a, b) - e)
     return np.asarray(best)
 
 
