@@ -205,12 +205,15 @@ def profile(epsilon):
 def test_audit_mechanism_tests_curve_claims(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--claim-gdp, --claim-zcdp and --claim-profile target the audit and state the verdict in the JSON line."""
+    """--claim-gdp, --claim-zcdp and --claim-profile target the audit; the JSON line states the verdict."""
     (tmp_path / "noisy.py").write_text(GAUSSIAN_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    base = ["audit-mechanism", "noisy:gauss", "--input-a", "0", "--input-b", "1", "--calls", "100000", "--json"]
+    base = [
+        "audit-mechanism", "noisy:gauss", "--input-a", "0", "--input-b", "1", "--calls", "100000", "--json"
+    ]
     seen = {}
-    for k, option in enumerate((["--claim-gdp", "1"], ["--claim-zcdp", "0.5"], ["--claim-profile", "noisy:profile"])):
+    options = (["--claim-gdp", "1"], ["--claim-zcdp", "0.5"], ["--claim-profile", "noisy:profile"])
+    for k, option in enumerate(options):
         assert main([*base, *option, "--seed", str(k), "--ledger", str(tmp_path / f"l{k}.ledger")]) == 0
         seen[option[0]] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     gdp = seen["--claim-gdp"]
@@ -249,7 +252,7 @@ def test_bad_curve_claim_options_exit_2(
 def test_evaluate_reports_curve_parameters_for_a_gdp_protocol(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A protocol file with [claim] gdp_mu and threshold max_bound: the report shows mu_lower beside the claim."""
+    """A protocol with [claim] gdp_mu and threshold max_bound: the report shows mu_lower beside the claim."""
     text = PROTOCOL.replace("[claim]\nepsilon = 0.5\n", "[claim]\ngdp_mu = 0.5\n").replace(
         "folds = 3", 'folds = 3\nthreshold = "max_bound"'
     )

@@ -66,7 +66,7 @@ def test_defaults_fill_a_minimal_file() -> None:
         ({"test": {"threshold": "best"}}, "test.threshold must be 'youden', 'max_bound' or a number"),
         ({"claim": {"gdp_mu": 0}}, "claim.gdp_mu must be in (0, inf); got 0"),
         ({"claim": {"zcdp_rho": -1.0}}, "claim.zcdp_rho must be in (0, inf); got -1.0"),
-        ({"claim": {"epsilon": 1.0, "gdp_mu": 1.0}}, "[claim] states one claim; got claim.epsilon, claim.gdp_mu"),
+        ({"claim": {"epsilon": 1.0, "gdp_mu": 1.0}}, "states one claim; got claim.epsilon, claim.gdp_mu"),
         ({"claim": {"delta": 1e-6, "zcdp_rho": 0.5}}, "claim.delta belongs to a point claim"),
         ({"claim": {"profile": []}}, "claim.profile must be a non-empty list of [epsilon, delta] points"),
         ({"claim": {"profile": [[1.0]]}}, "claim.profile[0] must be a pair [epsilon, delta] of numbers"),
@@ -107,7 +107,9 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
         ({"profile": [[0.5, 1e-3], [2.0, 1e-6]]}, "ProfileClaim", None),
     ],
 )
-def test_claim_section_states_each_claim_kind(section: dict[str, Any], kind: str, parameter: float | None) -> None:
+def test_claim_section_states_each_claim_kind(
+    section: dict[str, Any], kind: str, parameter: float | None
+) -> None:
     """[claim] gives a point, a GDP, a zCDP or a stepwise profile claim, and the plan rebuilds it."""
     from certify.claims import claim_parameter
 

@@ -37,7 +37,7 @@ def _study(name: str) -> ModuleType:
 
 
 def test_opendp_zcdp_gaussian_is_inconclusive_below_its_rho(tmp_path: Path) -> None:
-    """OpenDP's Gaussian mean under its own rho = 0.5: Inconclusive, rho_lower below 0.5 and mu_lower below 1."""
+    """OpenDP's Gaussian mean under its own rho = 0.5: Inconclusive, rho_lower <= 0.5, mu_lower <= 1."""
     pytest.importorskip("opendp")
     rows = _study("opendp_gaussian_zcdp").main(quick=True, out=str(tmp_path), seed=0)
     (row,) = rows
@@ -85,7 +85,7 @@ def test_planted_small_noise_is_refuted_by_curves_not_by_the_point(tmp_path: Pat
 
 
 def test_dpsgd_release_is_the_clipped_sum_plus_noise() -> None:
-    """The step's release: every clipped gradient has norm 1 and removing record i moves the mean by its gradient."""
+    """The step's release: removing record i moves the mean by its clipped gradient, of norm 1."""
     releases = _study("releases")
     rng = np.random.default_rng(0)
     whole = releases.dpsgd_step(np.array([-1.0]), 20_000, rng).mean(axis=0)

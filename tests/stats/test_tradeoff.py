@@ -97,7 +97,9 @@ def test_bernoulli_renyi_refuses_order_one() -> None:
         bernoulli_renyi(0.5, 0.2, 1.0)
 
 
-@pytest.mark.parametrize(("u_fpr", "u_fnr"), [(0.1, 0.2), (norm.sf(3.0), norm.cdf(2.0)), (1e-5, 0.9), (0.4, 0.4)])
+@pytest.mark.parametrize(
+    ("u_fpr", "u_fnr"), [(0.1, 0.2), (norm.sf(3.0), norm.cdf(2.0)), (1e-5, 0.9), (0.4, 0.4)]
+)
 def test_rho_lower_matches_a_high_precision_search(u_fpr: float, u_fnr: float) -> None:
     """The refined rho_lower is within 1e-7 (relative) of a 50-digit search over orders."""
     exact = _rho_exact(1.0 - u_fnr, u_fpr)
@@ -106,7 +108,7 @@ def test_rho_lower_matches_a_high_precision_search(u_fpr: float, u_fnr: float) -
 
 
 def test_rho_lower_of_a_gaussian_event_is_below_the_mechanism_rho() -> None:
-    """No threshold event of N(0,1) against N(1,1) shows more than the mechanism's rho = 1/2 (data processing)."""
+    """No threshold event of N(0,1) against N(1,1) shows more than the mechanism's rho = 1/2."""
     t = np.linspace(-3.0, 8.0, 200)
     rho = zcdp_rho_lower(norm.sf(t), norm.cdf(t - 1.0))
     assert float(rho.max()) < 0.5
@@ -114,9 +116,10 @@ def test_rho_lower_of_a_gaussian_event_is_below_the_mechanism_rho() -> None:
 
 
 def test_rho_lower_of_randomized_response_is_its_exact_rho() -> None:
-    """Binary randomized response is its own best event: rho_lower at its exact rates is its exact zCDP rho."""
+    """Binary randomized response is its own best event: rho_lower at its exact rates is its rho."""
     p = 0.75  # reports the true bit with probability 0.75
-    assert float(zcdp_rho_lower(1.0 - p, 1.0 - p, refine=True)) == pytest.approx(_rho_exact(p, 1.0 - p), rel=1e-6)
+    exact = _rho_exact(p, 1.0 - p)
+    assert float(zcdp_rho_lower(1.0 - p, 1.0 - p, refine=True)) == pytest.approx(exact, rel=1e-6)
 
 
 @settings(max_examples=200, deadline=None)
@@ -149,7 +152,7 @@ def test_gdp_profile_is_finite_far_in_the_tail() -> None:
 
 @pytest.mark.parametrize("rho", [0.05, 0.5, 2.0])
 def test_zcdp_conversion_covers_the_gaussian_mechanism(rho: float) -> None:
-    """The zCDP-to-DP delta is at least the exact delta of the Gaussian mechanism with that rho (a valid conversion)."""
+    """The zCDP-to-DP delta is at least the exact delta of the Gaussian mechanism with that rho."""
     mu = math.sqrt(2.0 * rho)
     eps = np.linspace(0.0, 10.0, 41)
     assert np.all(zcdp_delta(eps, rho) >= gdp_delta(eps, mu) * (1 - 1e-9))
@@ -179,18 +182,19 @@ def test_profile_grid_refuses_a_value_outside_zero_one() -> None:
 
 
 def test_tv_bounds_invert_the_gaussian_distance() -> None:
-    """mu from TV inverts 2 Phi(mu/2) - 1; rho from TV is Pinsker's 2 TV^2."""
+    """The mu of a TV bound inverts 2 Phi(mu/2) - 1; its rho is Pinsker's 2 TV^2."""
     assert tv_mu_lower(2 * norm.cdf(0.75) - 1) == pytest.approx(1.5)
     assert tv_rho_lower(0.3) == pytest.approx(0.18)
     assert tv_mu_lower(0.0) == 0.0 and math.isinf(tv_mu_lower(1.0))
 
 
 def test_targets_rank_by_their_parameter() -> None:
-    """Each target's values are its certified parameter; the profile target is e^(margin), above 1 iff refuted."""
+    """Each target's values are its certified parameter; a profile's is e^(margin), above 1 iff refuted."""
     u0, u1 = np.array([norm.sf(0.5)]), np.array([norm.cdf(-0.5)])
     assert Target("mu").values(u0, u1)[0] == pytest.approx(1.0)
     assert Target("rho").values(u0, u1)[0] == pytest.approx(float(zcdp_rho_lower(u0, u1)[0]))
-    assert Target("epsilon", delta=0.1).values(u0, u1)[0] == pytest.approx(float(epsilon_lower_values(u0, u1, 0.1)[0]))
+    eps16 = float(epsilon_lower_values(u0, u1, 0.1)[0])
+    assert Target("epsilon", delta=0.1).values(u0, u1)[0] == pytest.approx(eps16)
     eps, deltas = profile_grid(lambda e: float(gdp_delta(e, 0.9)))
     weaker = Target("profile", epsilons=tuple(eps), deltas=tuple(deltas)).values(u0, u1)[0]
     assert weaker > 1.0  # a 1-GDP test refutes a 0.9-GDP profile
@@ -200,5 +204,5 @@ def test_targets_rank_by_their_parameter() -> None:
 
 def test_target_refuses_an_unknown_kind() -> None:
     """A target kind outside epsilon, mu, rho, profile is a ParameterError."""
-    with pytest.raises(ParameterError, match="Target.kind must be"):
+    with pytest.raises(ParameterError, match=r"Target\.kind must be"):
         Target("tv")  # type: ignore[arg-type]
