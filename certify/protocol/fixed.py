@@ -53,9 +53,10 @@ def _choose_threshold(
         from certify.protocol.families import max_bound_cut, require_plan
 
         plan = require_plan(plan)
-        cut, _ = max_bound_cut(
-            s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta, target=plan.target
-        )
+        if plan.target is not None:
+            found, thr, _ = _targeted_cut(scores_0, scores_1, plan)
+            return found, thr
+        cut, _ = max_bound_cut(s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta)
         return orientation, float(orientation * cut)
     if rule != "youden":
         raise ParameterError(
@@ -69,6 +70,27 @@ def _choose_threshold(
     lower = cuts[best - 1] if best > 0 else cuts[best] - 1.0
     oriented = 0.5 * (cuts[best] + lower)
     return orientation, float(orientation * oriented)
+
+
+def _targeted_cut(
+    scores_0: NDArray[np.float64], scores_1: NDArray[np.float64], plan: BoundPlan
+) -> tuple[int, float, float]:
+    """Orientation, threshold and value of the cut a claim's target prefers (robust to flukes).
+
+    A curve's certified parameter is nearly flat across the thresholds of a likelihood-ratio
+    score (the Gaussian trade-off curve is traced by all of them), so the largest value of a
+    plug-in criterion over thousands of cuts is set by sampling noise in the sparse tails. The
+    cut is chosen as the black-box audit chooses it: pessimistic development rates, required
+    to hold on both halves of each class's out-of-fold scores
+    (:func:`certify.protocol.criterion.robust_cut`).
+    """
+    from certify.protocol.criterion import robust_cut
+
+    halves = [(scores_0[k::2], scores_1[k::2]) for k in (0, 1)]
+    orientation, threshold, value, _ = robust_cut(
+        halves, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta, target=plan.target
+    )
+    return orientation, threshold, value
 
 
 @final
@@ -160,9 +182,11 @@ class FixedTest:
             Planned reserved rows per class, ``alpha_per_rate`` and delta; required by
             ``threshold="max_bound"`` and ignored otherwise.
         claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
-            With ``threshold="max_bound"``, the cut maximizes what the certificate is expected
-            to certify in this claim's terms (``mu_lower`` for a GDP claim, and so on) instead
-            of Eq. 16 at the plan's delta.
+            With ``threshold="max_bound"``, the cut maximizes what the certificate would
+            certify in this claim's terms (``mu_lower`` for a GDP claim, and so on) instead of
+            Eq. 16 at the plan's delta, with pessimistic development rates required to hold on
+            both halves of the out-of-fold scores (the flat curve criteria would otherwise
+            reward noise in sparse tails); orientation and threshold both come from that search.
 
         Returns
         -------
@@ -359,10 +383,13 @@ class FixedTest:
             oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, "decision_function")
             s0, s1 = oof[: len(x_a)], oof[len(x_a) :]
             orientation, _ = _choose_threshold(s0, s1, "youden")
-            _, value = max_bound_cut(
-                orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
-                plan.alpha_per_rate, plan.delta, target=plan.target,
-            )
+            if plan.target is not None:
+                _, _, value = _targeted_cut(s0, s1, plan)
+            else:
+                _, value = max_bound_cut(
+                    orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
+                    plan.alpha_per_rate, plan.delta,
+                )
             key = (value, _oriented_auc(s0, s1, orientation), -k)
             if best is None or key > best:
                 best, chosen = key, (fam, est)
