@@ -340,7 +340,9 @@ def test_claim_steers_the_max_bound_threshold_toward_its_own_target() -> None:
     plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
     est = candidate_estimator("mean_difference")
     eps = FixedTest.fit(est, split.development, pair, threshold="max_bound", plan=plan)
-    gdp = FixedTest.fit(est, split.development, pair, threshold="max_bound", plan=plan, claim=cf.GDPClaim(1.0))
+    gdp = FixedTest.fit(
+        est, split.development, pair, threshold="max_bound", plan=plan, claim=cf.GDPClaim(1.0)
+    )
     # each test's true rates from 10^6 fresh rows of each law, then the mu it certifies at the
     # planned 2,000 reserved rows per class (expected counts)
     fresh = np.random.default_rng(12).standard_normal((10**6, 1))
