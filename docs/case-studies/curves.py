@@ -20,11 +20,10 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from importlib import metadata
-from pathlib import Path
 
 import attrs
 import numpy as np
-from casestudy import HERE, RANDOMNESS, Candidate, _label
+from casestudy import HERE, INPUTS, Candidate, case_section, run_folder
 from numpy.typing import NDArray
 
 import certify as cf
@@ -56,6 +55,8 @@ class CurveStudy:
         Whether the release draws from certify's generator (reproducible bit for bit).
     expect_refuted : bool
         Whether the release is a planted bug (its curve claims should be refuted).
+    inputs : str
+        What the inputs denote, for the reports.
     """
 
     key: str
@@ -71,6 +72,7 @@ class CurveStudy:
     quick_calls: int
     own_randomness: bool = False
     expect_refuted: bool = False
+    inputs: str = INPUTS
 
     @property
     def version(self) -> str:
@@ -123,32 +125,6 @@ def _certified(claim: cf.AnyClaim, cert: cf.Certificate) -> tuple[str, float]:
             return "margin over the profile (epsilon)", claim.excess(cert)[0]
 
 
-def _preface(study: CurveStudy, audit: cf.MechanismAudit, claim: cf.AnyClaim) -> list[str]:
-    """The report's opening section: what was audited, under which claim and relation."""
-    labels = {(_label(c.input_a), _label(c.input_b)): c.meaning for c in study.candidates}
-    chosen = audit.certificate.pair
-    return [
-        "## Case study",
-        "",
-        f"- release: {study.title}; {study.version}",
-        f"- public API: `{study.api}`",
-        f"- data: {study.data}",
-        f"- claim: {claim.describe()}, for neighbouring data sets that differ by {study.neighbours}",
-        f"- chosen on development calls: `{chosen.a}` ~ `{chosen.b}` "
-        f"({labels.get((chosen.a, chosen.b), '?')})",
-        "- randomness: "
-        + (
-            "drawn from certify's seeded generator: the numbers are reproducible bit for bit."
-            if study.own_randomness else RANDOMNESS
-        ),
-        "",
-        "| input a | input b | candidate neighbouring pair |",
-        "|---|---|---|",
-        *[f"| `{a}` | `{b}` | {m} |" for (a, b), m in labels.items()],
-        "",
-    ]
-
-
 def run_curve_study(
     study: CurveStudy,
     *,
@@ -164,11 +140,7 @@ def run_curve_study(
     ``100 * seed + k`` and is the k-th evaluation of the release in that ledger.
     """
     budget = calls if calls is not None else (study.quick_calls if quick else study.calls)
-    folder = Path(out) if out is not None else HERE / ("results-quick" if quick else "results") / study.key
-    folder.mkdir(parents=True, exist_ok=True)
-    ledger_path = folder / "audits.ledger"
-    ledger_path.unlink(missing_ok=True)
-    ledger = cf.Ledger(ledger_path)
+    folder, ledger = run_folder(study.key, quick, out)
     rows = []
     for k, claim in enumerate(study.claims()):
         audit_seed = 100 * seed + k
@@ -187,8 +159,8 @@ def run_curve_study(
         summary["library"] = study.version
         path, _ = write_mechanism_report(
             audit, folder / f"{k + 1}-{_slug(claim.describe())}", ledger=ledger, seed=audit_seed,
-            claim=claim, extra={"library": study.version}, preface=_preface(study, audit, claim),
-            summary=summary,
+            claim=claim, extra={"library": study.version},
+            preface=case_section(study, audit, claim.describe(), study.inputs), summary=summary,
         )
         cert = audit.certificate
         parameter, certified = _certified(claim, cert)

@@ -64,6 +64,7 @@ STUDY = CurveStudy(
     calls=1_000_000,
     quick_calls=40_000,
     own_randomness=True,
+    inputs="`[-1]` is the whole batch, `[i]` the batch without record i",
 )
 
 

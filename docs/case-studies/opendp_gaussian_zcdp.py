@@ -17,7 +17,7 @@ import functools
 from collections.abc import Sequence
 
 import releases
-from casestudy import Candidate, cli
+from casestudy import cli, replacements
 from curves import CurveRow, CurveStudy, run_curve_study
 
 import certify as cf
@@ -39,14 +39,7 @@ STUDY = CurveStudy(
     mechanism=functools.partial(releases.opendp_gaussian_mean_zcdp, rho=RHO),
     data='wine "alcohol" (178 records, size public), bounds [10, 15]',
     neighbours="one record replaced (symmetric distance 2, size known)",
-    candidates=tuple(
-        Candidate(releases.original(), releases.replace_one(*DATA, value), meaning)
-        for value, meaning in (
-            (15.0, "the record farthest from 15 replaced by the upper bound 15"),
-            (10.0, "the record farthest from 10 replaced by the lower bound 10"),
-            (12.5, "the record farthest from 12.5 replaced by the midpoint 12.5"),
-        )
-    ),
+    candidates=replacements(*DATA, (15.0, 10.0, 12.5)),
     claims=claims,
     calls=200_000,
     quick_calls=12_000,

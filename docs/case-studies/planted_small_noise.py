@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import releases
-from casestudy import Candidate, cli
+from casestudy import cli, replacements
 from curves import CurveRow, CurveStudy, run_curve_study
 
 import certify as cf
@@ -42,13 +42,7 @@ STUDY = CurveStudy(
     mechanism=releases.planted_small_noise_mean,
     data='wine "alcohol" (178 records, size public), bounds [10, 15]',
     neighbours="one record replaced",
-    candidates=tuple(
-        Candidate(releases.original(), releases.replace_one(*DATA, value), meaning)
-        for value, meaning in (
-            (15.0, "the record farthest from 15 replaced by the upper bound 15"),
-            (10.0, "the record farthest from 10 replaced by the lower bound 10"),
-        )
-    ),
+    candidates=replacements(*DATA, (15.0, 10.0)),
     claims=claims,
     calls=2_000_000,
     quick_calls=1_000_000,

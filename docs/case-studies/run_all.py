@@ -12,14 +12,19 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import dpsgd_step
 import opendp_gaussian_mean
+import opendp_gaussian_zcdp
 import opendp_histogram
 import opendp_laplace_sum
 import planted_data_bounds_mean
+import planted_small_noise
 import pydp_bounded_mean
 import pydp_bounded_sum
 import pydp_count
+import pydp_gaussian_profile
 from casestudy import HERE, Row, markdown_table
+from curves import CurveRow, curve_table
 
 STUDIES: tuple[ModuleType, ...] = (
     opendp_laplace_sum,
@@ -30,18 +35,31 @@ STUDIES: tuple[ModuleType, ...] = (
     pydp_count,
     planted_data_bounds_mean,
 )
-"""Every study script, in the table's order."""
+"""Every study script at claimed epsilons, in the table's order."""
+
+CURVE_STUDIES: tuple[ModuleType, ...] = (
+    opendp_gaussian_zcdp,
+    pydp_gaussian_profile,
+    dpsgd_step,
+    planted_small_noise,
+)
+"""Every study under curve claims (GDP, zCDP, profiles), in the second table's order."""
 
 
 def main(quick: bool = False, out: str | None = None, seed: int = 0) -> list[Row]:
-    """Run every study (each in its own folder under ``out``); write and return the table rows."""
+    """Run every study (each in its own folder under ``out``); write both tables; return the first's rows."""
     root = Path(out) if out is not None else HERE / ("results-quick" if quick else "results")
     rows: list[Row] = []
     for study in STUDIES:
         start = time.perf_counter()
         rows += study.main(quick=quick, out=str(root / study.STUDY.key), seed=seed)
         print(f"-- {study.STUDY.key}: {time.perf_counter() - start:.1f} s")
-    table = markdown_table(rows)
+    curves: list[CurveRow] = []
+    for study in CURVE_STUDIES:
+        start = time.perf_counter()
+        curves += study.main(quick=quick, out=str(root / study.STUDY.key), seed=seed)
+        print(f"-- {study.STUDY.key}: {time.perf_counter() - start:.1f} s")
+    table = markdown_table(rows) + "\n\n" + curve_table(curves)
     (root / "results.md").write_text(table + "\n")
     print(table)
     return rows
