@@ -494,14 +494,30 @@ def dpsgd_step(
     return out
 
 
-def dpsgd_profile(noise_multiplier: float = 1.0) -> Any:
-    """The privacy profile ``dp_accounting``'s PLD accountant states for one full-batch step."""
-    import dp_accounting
-    from dp_accounting.pld import pld_privacy_accountant
+def dpsgd_profile(noise_multiplier: float = 1.0) -> tuple[Callable[[float], float], str]:
+    """The privacy profile stated for one full-batch step, and where it comes from.
 
+    ``dp_accounting``'s ``PLDAccountant`` after one ``GaussianDpEvent(noise_multiplier)`` when
+    ``dp_accounting`` is installed (the ``case-studies`` extra); otherwise the exact profile of
+    one Gaussian step, ``(1 / noise_multiplier)``-GDP (Dong, Roth and Su, 2022), which the
+    accountant approximates from above.
+    """
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        return (
+            gaussian_profile(1.0 / noise_multiplier),
+            f"exact profile of one Gaussian step, {1.0 / noise_multiplier:g}-GDP "
+            "(dp_accounting not installed)",
+        )
     accountant = pld_privacy_accountant.PLDAccountant()
     accountant.compose(dp_accounting.GaussianDpEvent(noise_multiplier))
-    return accountant
+
+    def delta_of_epsilon(epsilon: float) -> float:
+        return float(accountant.get_delta(epsilon))
+
+    return delta_of_epsilon, f"dp_accounting PLDAccountant, GaussianDpEvent({noise_multiplier:g})"
 
 
 # -- a planted bug: too little Gaussian noise ----------------------------------------------------
