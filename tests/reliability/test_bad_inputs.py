@@ -71,7 +71,7 @@ TOML_CASES: list[tuple[str, str]] = [
     ("delta_negative.toml", "protocol.delta must be in [0, 1); got -0.1"),
     ("delta_nan.toml", "protocol.delta must be in [0, 1); got nan"),
     ("threshold_inf.toml", "test.threshold must be finite; got inf"),
-    ("threshold_text.toml", "test.threshold must be 'youden' or a number; got 'best'"),
+    ("threshold_text.toml", "test.threshold must be 'youden', 'max_bound' or a number; got 'best'"),
     ("select_above_candidates.toml", "pairs.select must be at most pairs.candidates (3)"),
     ("folds_one.toml", "test.folds must be an integer >= 2; got 1"),
     ("dev_fraction_one.toml", "data.dev_fraction must be in (0, 1); got 1.0"),
