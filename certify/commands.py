@@ -7,6 +7,7 @@ The command line (:mod:`certify.cli`) parses arguments and maps errors to exit c
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -391,12 +392,18 @@ def _load_mechanism(spec: str) -> tuple[Any, Any]:
         raise ParameterError(
             f"mechanism must be a suite name ({', '.join(SUITE)}) or module:function; got {spec!r}."
         )
+    # as `python -c "import module"` would: the current folder first (an installed `certify`
+    # script has its own folder there instead); it stays for the workers that import it again
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise ParameterError(
-            f"cannot import module {module_name!r} for mechanism {spec!r} ({exc}). Run from the "
-            "folder that holds it or install it."
+            f"cannot import module {module_name!r} for mechanism {spec!r} ({exc}) from the "
+            f"current folder {here!r} or the installed packages. Run from the folder that holds "
+            f"{module_name.split('.')[0]}.py, or install it."
         ) from exc
     for part in qualname.split("."):
         if not hasattr(target, part):
@@ -441,10 +448,12 @@ def audit_mechanism_command(
     out: str | None,
 ) -> int:
     """Audit a suite mechanism or the user's function; print the result, write the report."""
+    from certify._core import check_confidence_level
     from certify.blackbox.audit import audit_mechanism, default_ledger
     from certify.claims import Claim
+    from certify.data.draws import mechanism_identity
     from certify.errors import ParameterError
-    from certify.protocol.ledger import Ledger
+    from certify.protocol.ledger import Ledger, evaluation_share
     from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
     mech, suite = _load_mechanism(mechanism)
@@ -465,7 +474,14 @@ def audit_mechanism_command(
     family_names: Any = tests if tests in ("certify", "paper") else [t.strip() for t in tests.split(",")]
     pairs = None if a is not None else [(list(x), list(y)) for x, y in suite.input_pairs]
     which = "the given inputs" if pairs is None else f"{len(pairs)} candidate input pairs"
-    _say(f"auditing {mechanism} with {calls} calls on {which}; ledger {ledger.path}")
+    check_confidence_level(confidence_level, "--confidence-level")
+    k = len(ledger.evaluations(mechanism_identity(mech))) + 1
+    level = 1.0 - (1.0 - confidence_level) * evaluation_share(k)
+    _say(
+        f"auditing {mechanism} with {calls} calls on {which}: evaluation {k} of this mechanism "
+        f"in ledger {ledger.path}, certified at level {level:.4f}"
+        + ("" if k == 1 else f" ({k - 1} earlier, every one counted)")
+    )
     audit = audit_mechanism(
         mech, a, b, inputs=pairs, calls=calls, confidence_level=confidence_level, delta=delta,
         tests=family_names, seed=seed, ledger=ledger, progress=not as_json, workers=workers,
