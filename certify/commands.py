@@ -131,12 +131,12 @@ def describe_table(
     from certify.data import sample_pairs
     from certify.methods.audit import audit_pairs
     from certify.report import auc_histogram, describe_markdown, manifest, mmd_histogram, write_report
+    from certify.workflow import candidate_rule
 
     table = _load_table(table_path, label_column, not no_normalize)
-    n_all = len(table.identities) * (len(table.identities) - 1) // 2
-    pairs = sample_pairs(table.identities, count=min(n_pairs, n_all), seed=seed)
+    pairs = sample_pairs(table.identities, count=n_pairs, seed=seed)
     chosen: tuple[Any, ...] = tuple(m.strip() for m in methods.split(","))
-    _say(f"auditing {len(pairs)} pairs with {', '.join(chosen)}")
+    _say(f"auditing {candidate_rule(n_pairs, len(table.identities))} with {', '.join(chosen)}")
     audit = audit_pairs(
         table,
         pairs,
@@ -152,6 +152,8 @@ def describe_table(
             f"{summary.method:16s} [{summary.status}] median {value} = {summary.median:.4g} "
             f"over {summary.count} pairs (+inf: {summary.n_infinite}{extra})"
         )
+    for line in audit.skipped_lines():
+        print(line)
     if out:
         figures = []
         if "mmd_tv" in chosen:

@@ -1,5 +1,7 @@
-"""certify audit-mechanism as a user runs it: their module imported from the current folder, the
-ledger's evaluation number and level on the first line, and ``python -m certify``."""
+"""certify audit-mechanism as a user runs it: their module imported from the current folder.
+
+Also the ledger's evaluation number and level on the first line, and ``python -m certify``.
+"""
 
 from __future__ import annotations
 

@@ -274,6 +274,9 @@ def describe_markdown(
 ) -> str:
     """The report of descriptive routes, one section per status (Markdown)."""
     lines = [f"# {title}", "", f"{len(table.pairs)} pairs audited.", ""]
+    if table.skipped:
+        lines += ["Not run (the data of these pairs cannot support the method):", ""]
+        lines += [f"- {line}" for line in table.skipped_lines()] + [""]
     groups = table.by_status()
     headings = {"Diagnostic": "Diagnostics", "PopulationEstimate": "Population estimates"}
     summaries = table.summaries()

@@ -39,7 +39,9 @@ def expected_code(path: Path) -> str:
     return match.group(1)
 
 
-def run_user_mypy(folder: Path, cache: Path, flags: tuple[str, ...], names: list[str]) -> dict[str, list[str]]:
+def run_user_mypy(
+    folder: Path, cache: Path, flags: tuple[str, ...], names: list[str]
+) -> dict[str, list[str]]:
     """Run mypy in ``folder`` as a user would; map each file name to the error codes reported."""
     env = {key: value for key, value in os.environ.items() if key not in ("MYPYPATH", "PYTHONPATH")}
     done = subprocess.run(
