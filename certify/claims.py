@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, final
 import attrs
 from typeguard import typeguard_ignore
 
-from certify._core import check_delta, forbid_numeric_use
+from certify._core import check_delta, forbid_numeric_use, lower_bound_text
 from certify.errors import ParameterError, StatusError
 from certify.results import Certificate, CertificateFamily
 
@@ -112,9 +112,7 @@ def _level_text(level: float) -> str:
 
 def _floor_text(value: float) -> str:
     """A lower bound with 3 decimals, rounded down (never stated higher than it is)."""
-    if math.isinf(value):
-        return "inf"
-    return f"{math.floor(value * 1000 + 1e-9) / 1000:.3f}"
+    return lower_bound_text(value)
 
 
 @final
@@ -142,7 +140,7 @@ class Inconclusive:
     def __str__(self) -> str:
         return (
             f"Inconclusive: no certified bound exceeds epsilon = {self.claim.epsilon:g} at "
-            f"delta = {self.claim.delta:g} (largest {self.best_epsilon_lower:.3f} over "
+            f"delta = {self.claim.delta:g} (largest {_floor_text(self.best_epsilon_lower)} over "
             f"{self.n_certificates} certificates). The audit has not shown the mechanism private."
         )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from certify import plan as _plan
+from certify._core import lower_bound_text
 from certify.errors import ParameterError, RecordError
 
 __all__ = [
@@ -255,10 +256,10 @@ def evaluate_record(
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
             if isinstance(c.evidence, ErrorRateEvidence)
-            else f"MMD lower bound {c.evidence.mmd_lower:.4f} from {c.n_class0}+{c.n_class1} rows"
+            else f"MMD lower bound {lower_bound_text(c.evidence.mmd_lower, 4)} from {c.n_class0}+{c.n_class1} rows"
         )
         print(
-            f"{c.pair}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, "
+            f"{c.pair}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, "
             f"{family.confidence_level:g} simultaneous] {basis}"
         )
     if claim is not None:
@@ -496,7 +497,7 @@ def audit_mechanism_command(
     else:
         c = audit.certificate
         print(
-            f"{audit.mechanism}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, level "
+            f"{audit.mechanism}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, level "
             f"{audit.level_used:.4f}; evaluation {audit.evaluation} of this mechanism, all at "
             f"{audit.confidence_level:g}] on {c.pair} with {audit.chosen}"
         )

@@ -64,3 +64,15 @@ def test_describe_on_digits_reports_kde_lr_per_pair_and_goes_on(
     assert "kde_lr not run on" in out and "where KDE-LR has no bandwidth" in out
     md = (tmp_path / "d" / "describe.md").read_text()
     assert "Not run (the data of these pairs cannot support the method):" in md
+
+
+def test_a_missing_label_column_names_the_command_line_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On the command line a missing identity column names --label-column and data.label_column."""
+    (tmp_path / "t.csv").write_text("person,x0,x1\na,1,2\nb,3,4\n")
+    assert main(["inspect", str(tmp_path / "t.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "'identity' is not among ['person', 'x0', 'x1']" in err
+    assert "--label-column NAME on the command line" in err and "data.label_column in a protocol file" in err
+    assert main(["inspect", str(tmp_path / "t.csv"), "--label-column", "person"]) == 0

@@ -17,9 +17,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from certify._core import lower_bound_text
 from certify.claims import Claim, Inconclusive, Refuted, refute
 from certify.errors import DataError
 from certify.methods.audit import AuditTable
+from certify.plan import alpha_of_test
 from certify.results import (
     Certificate,
     CertificateFamily,
@@ -91,6 +93,14 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _fmt_lower(x: float) -> str:
+    """A lower bound for a report, as :func:`_fmt` but rounded down (the one rule for bounds)."""
+    if math.isfinite(x) and x > 0 and (x >= 1e4 or x < 1e-3):
+        unit = 10.0 ** (math.floor(math.log10(x)) - 2)
+        return f"{math.floor(x / unit) * unit:.3g}"
+    return lower_bound_text(x)
+
+
 def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
     """One plain sentence saying what a certificate means."""
     n = len(family.certificates)
@@ -102,7 +112,7 @@ def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
     if cert.epsilon_lower > 0:
         return (
             f"This is a lower confidence bound: with at least {level} confidence, simultaneously "
-            f"for all {n} pairs, epsilon is at least {_fmt(cert.epsilon_lower)} for pair "
+            f"for all {n} pairs, epsilon is at least {_fmt_lower(cert.epsilon_lower)} for pair "
             f"{cert.pair} at delta = {cert.delta:g}, under the iid model."
         )
     return (
@@ -188,6 +198,31 @@ def _manifest_md(man: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _level_sentence(family: CertificateFamily) -> str:
+    """The family's level and the registered family its error budget is divided over."""
+    n = len(family.certificates)
+    per_rate = family.certificates[0].alpha_per_rate
+    if any(not math.isclose(c.alpha_per_rate, per_rate, rel_tol=1e-9) for c in family.certificates):
+        return (
+            f"Simultaneous confidence level: **{family.confidence_level:g}** over {n} tests (union "
+            "bound: the tests come from merged families, each error rate bounded at its own "
+            f"family's level; the shares add up to {1 - family.confidence_level:.3g})."
+        )
+    per_test = alpha_of_test(per_rate)
+    registered = max(n, round((1.0 - family.confidence_level) / per_test))
+    over = (
+        f"{n} tests"
+        if registered == n
+        else f"{n} tests evaluated of a registered family of {registered}"
+    )
+    return (
+        f"Simultaneous confidence level: **{family.confidence_level:g}** over {over} (Bonferroni "
+        f"over {registered}: each test's share of the error budget is {1 - family.confidence_level:.3g}"
+        f"/{registered} = {per_test:.3g}, each of its two error rates bounded one-sided at "
+        f"{per_rate:.3g})."
+    )
+
+
 def evaluation_markdown(
     family: CertificateFamily,
     *,
@@ -200,9 +235,7 @@ def evaluation_markdown(
     lines = [f"# {title}: {family.protocol_name}", ""]
     lines += ["## Certificates", "", STATUS_MEANING["Certificate"], ""]
     lines += [
-        f"Simultaneous confidence level: **{family.confidence_level:g}** over "
-        f"{len(family.certificates)} tests (Bonferroni, each error rate bounded one-sided at "
-        f"{family.certificates[0].alpha_per_rate:.3g}).",
+        _level_sentence(family),
         "",
         "| pair | test | false positives | false negatives | U_FPR | U_FNR | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|",
@@ -213,7 +246,7 @@ def evaluation_markdown(
             lines.append(
                 f"| {c.pair} | {c.test_name} | {ev.false_positives}/{ev.n_class0} | "
                 f"{ev.false_negatives}/{ev.n_class1} | {ev.u_fpr:.4f} | {ev.u_fnr:.4f} | "
-                f"**{_fmt(c.epsilon_lower)}** |"
+                f"**{_fmt_lower(c.epsilon_lower)}** |"
             )
     lines.append("")
     mmd = [c for c in family.certificates if isinstance(c.evidence, MMDEvidence)]
@@ -232,7 +265,7 @@ def evaluation_markdown(
                 continue
             lines.append(
                 f"| {c.pair} | {c.test_name} | {m.n_class0}+{m.n_class1} | {m.mmd_biased:.4f} | "
-                f"{m.slack:.4f} | {m.mmd_lower:.4f} | **{_fmt(c.epsilon_lower)}** |"
+                f"{m.slack:.4f} | {lower_bound_text(m.mmd_lower, 4)} | **{_fmt_lower(c.epsilon_lower)}** |"
             )
         lines.append("")
     for c in family.certificates:

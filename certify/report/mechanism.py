@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from certify.blackbox.audit import MechanismAudit
 from certify.claims import Claim, Inconclusive, Refuted, refute
-from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
+from certify.report._render import STATUS_MEANING, _fmt, _fmt_lower, _manifest_md
 
 if TYPE_CHECKING:
     from certify.protocol.ledger import Ledger
@@ -84,7 +84,7 @@ def mechanism_markdown(
         "|---|---|---|---|---|---|---|---|---|",
         f"| `{c.pair.a}` | `{c.pair.b}` | {audit.chosen} | {c.n_class0} / {c.n_class1} | "
         f"{c.false_positives} | {c.false_negatives} | {c.u_fpr:.6f} | {c.u_fnr:.6f} | "
-        f"**{_fmt(c.epsilon_lower)}** |",
+        f"**{_fmt_lower(c.epsilon_lower)}** |",
         "",
     ]
     k = audit.evaluation
@@ -92,7 +92,7 @@ def mechanism_markdown(
         lines.append(
             f"With at least {audit.level_used:.4f} confidence over the reserved calls, "
             f"{audit.mechanism} is not (epsilon, {c.delta:g})-DP for any epsilon below "
-            f"{_fmt(c.epsilon_lower)}, provided each call draws fresh randomness."
+            f"{_fmt_lower(c.epsilon_lower)}, provided each call draws fresh randomness."
         )
     else:
         lines.append(
