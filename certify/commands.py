@@ -256,7 +256,8 @@ def evaluate_record(
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
             if isinstance(c.evidence, ErrorRateEvidence)
-            else f"MMD lower bound {lower_bound_text(c.evidence.mmd_lower, 4)} from {c.n_class0}+{c.n_class1} rows"
+            else f"MMD lower bound {lower_bound_text(c.evidence.mmd_lower, 4)} from "
+            f"{c.n_class0}+{c.n_class1} rows"
         )
         print(
             f"{c.pair}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, "
