@@ -512,6 +512,8 @@ def audit_mechanism_command(
         md_path, html_path = write_mechanism_report(
             audit, out, ledger=ledger, seed=seed, claim=claim, workers=workers,
             extra={"backend": backend}, published=published, summary=summary,
+            exact=None if suite is None or suite.true_epsilon is None
+            else (suite.true_epsilon, suite.true_epsilon_note),
         )
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK

@@ -10,6 +10,7 @@ import pandas as pd
 from certify.benchmark._table_format import (
     _COLORS,
     CERT,
+    FAILURE_UPPER,
     CERT_ROUTES,
     REF,
     _check,
@@ -212,5 +213,5 @@ def validity_table(df: pd.DataFrame) -> pd.DataFrame:
             upper = clopper_pearson_upper(exceed, possible, 0.05) if possible > 0 else math.nan
             out.append({"experiment": exp, "prototypes": ps, "test": CERT_ROUTES[str(test)],
                         "certificates": len(h), "exceeding exact": exceed, "failure possible": possible,
-                        f"95% upper bound on failure rate {CERT}": upper})
+                        FAILURE_UPPER: upper})
     return pd.DataFrame(out)

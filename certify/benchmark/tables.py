@@ -40,6 +40,7 @@ from certify.benchmark._null_tables import (
 from certify.benchmark._table_format import (
     CERT,
     CERT_ROUTES,
+    FAILURE_UPPER,
     DIAG,
     POP,
     REF,
@@ -51,6 +52,7 @@ from certify.benchmark._tracking_tables import figure2, figure2_data, tracking_s
 __all__ = [
     "CERT",
     "CERT_ROUTES",
+    "FAILURE_UPPER",
     "DIAG",
     "PAPER_TABLE4",
     "POP",

@@ -237,7 +237,8 @@ def evaluation_markdown(
     lines += [
         _level_sentence(family),
         "",
-        "| pair | test | false positives | false negatives | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "| pair | test | false positives | false negatives | U_FPR (Certificate: upper bound) | "
+        "U_FNR (Certificate: upper bound) | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|",
     ]
     for c in family.certificates:

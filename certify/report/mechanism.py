@@ -55,6 +55,7 @@ def mechanism_markdown(
     man: Mapping[str, Any] | None = None,
     figures: Sequence[str] = (),
     published: Sequence[tuple[str, float, float]] = (),
+    exact: tuple[float, str] | None = None,
 ) -> str:
     """The Markdown report of a mechanism audit.
 
@@ -70,6 +71,9 @@ def mechanism_markdown(
         Captions of figures to show (written beside the report by ``write_report``).
     published : sequence of (tool, epsilon_lower, confidence_level)
         Lower bounds other tools published for this mechanism, shown for comparison.
+    exact : (float, str), optional
+        The mechanism's exact epsilon and how it is known (a suite mechanism's
+        ``true_epsilon`` and ``true_epsilon_note``), shown beside the certificate.
 
     Returns
     -------
@@ -80,13 +84,21 @@ def mechanism_markdown(
     lines += ["## Certificate", "", STATUS_MEANING["Certificate"], ""]
     lines += [
         "| input a (class 0) | input b (class 1) | event (predicts b) | reserved calls a / b | "
-        "a-calls in the event | b-calls outside | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "a-calls in the event | b-calls outside | U_FPR (Certificate: upper bound) | "
+        "U_FNR (Certificate: upper bound) | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| `{c.pair.a}` | `{c.pair.b}` | {audit.chosen} | {c.n_class0} / {c.n_class1} | "
         f"{c.false_positives} | {c.false_negatives} | {c.u_fpr:.6f} | {c.u_fnr:.6f} | "
         f"**{_fmt_lower(c.epsilon_lower)}** |",
         "",
     ]
+    if exact is not None:
+        value, note = exact
+        lines += [
+            f"Exact epsilon of this mechanism: **{_fmt(value)}** [known reference], beside the "
+            f"certified lower bound {_fmt_lower(c.epsilon_lower)} [Certificate]. {note}",
+            "",
+        ]
     k = audit.evaluation
     if c.epsilon_lower > 0:
         lines.append(
@@ -152,7 +164,7 @@ def mechanism_markdown(
         "score, no bound).",
         "",
         "| input a | input b | test | development calls per input | predicted bound (Diagnostic) "
-        "| plug-in | AUC |",
+        "| plug-in epsilon (PopulationEstimate) | AUC (Diagnostic) |",
         "|---|---|---|---|---|---|---|",
     ]
     for d in audit.development[:25]:
@@ -184,6 +196,7 @@ def write_mechanism_report(
     published: Sequence[tuple[str, float, float]] = (),
     preface: Sequence[str] = (),
     summary: Mapping[str, Any] | None = None,
+    exact: tuple[float, str] | None = None,
 ) -> tuple[Path, Path]:
     """Write an audit's report (``mechanism.md``, ``mechanism.html``, figures), record and summary.
 
@@ -209,6 +222,8 @@ def write_mechanism_report(
         Markdown lines placed after the report's title.
     summary : Mapping, optional
         The JSON summary to write; default :func:`mechanism_summary`.
+    exact : (float, str), optional
+        The exact epsilon and how it is known, shown beside the certificate.
 
     Returns
     -------
@@ -243,7 +258,8 @@ def write_mechanism_report(
         ("Confidence corner", confidence_corners(audit.family)),
     ]
     body = mechanism_markdown(
-        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
+        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published,
+        exact=exact,
     )
     if preface:
         title, _, rest = body.partition("\n")

@@ -60,3 +60,40 @@ def test_report_names_the_registered_family(family: cf.CertificateFamily) -> Non
         "of the error budget is 0.05/40 = 0.00125, each of its two error rates bounded one-sided at "
         f"{family.certificates[0].alpha_per_rate:.3g})"
     ) in md
+
+
+def test_every_number_column_names_its_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A suite mechanism's report shows its exact epsilon beside the certificate.
+
+    Its U_FPR, U_FNR, plug-in and AUC columns each carry a status.
+    """
+    from certify.blackbox import SUITE
+    from certify.cli import main
+
+    code = main(["audit-mechanism", "LaplaceMechanism", "--calls", "20000", "--ledger",
+                 str(tmp_path / "m.ledger"), "--out", str(tmp_path / "rep")])
+    assert code == 0
+    md = (tmp_path / "rep" / "mechanism.md").read_text()
+    exact = SUITE["LaplaceMechanism"]
+    assert "Exact epsilon of this mechanism: **0.100** [known reference]" in md
+    assert exact.true_epsilon_note in md
+    for column in ("U_FPR (Certificate: upper bound)", "U_FNR (Certificate: upper bound)",
+                   "plug-in epsilon (PopulationEstimate)", "AUC (Diagnostic)"):
+        assert f"| {column} |" in md
+    assert "| U_FPR |" not in md and "| plug-in |" not in md and "| AUC |" not in md
+
+
+def test_validity_table_does_not_label_a_failure_rate_as_a_certificate() -> None:
+    """The self-test's bound on the failure rate is a rate, not a certified epsilon."""
+    import pandas as pd
+
+    from certify.benchmark import tables
+
+    rows = pd.DataFrame({"experiment": ["main"] * 2, "prototypes": ["dispersed"] * 2,
+                         "route": ["certificate_learned"] * 2, "status": ["Certificate"] * 2,
+                         "value": [0.0, 0.2], "exact_epsilon": [0.0, 1.0], "zero_error_ceiling": [0.45] * 2})
+    columns = list(tables.validity_table(rows).columns)
+    assert tables.FAILURE_UPPER in columns
+    assert not any("failure" in c and "[Certificate]" in c for c in columns)
