@@ -10,8 +10,8 @@ import pandas as pd
 from certify.benchmark._table_format import (
     _COLORS,
     CERT,
-    FAILURE_UPPER,
     CERT_ROUTES,
+    FAILURE_UPPER,
     REF,
     _check,
     _figure_png,

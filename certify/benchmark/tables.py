@@ -40,8 +40,8 @@ from certify.benchmark._null_tables import (
 from certify.benchmark._table_format import (
     CERT,
     CERT_ROUTES,
-    FAILURE_UPPER,
     DIAG,
+    FAILURE_UPPER,
     POP,
     REF,
     _check,
