@@ -527,7 +527,8 @@ def selftest_report(*, quick: bool, inject: str, tight_only: bool, seed: int, wo
         length = "about a minute" if quick else "several minutes"
         _say(f"route Monte Carlo: {length} on 2 cores (--tight-only skips it)")
     report = run_selftest(
-        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed
+        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed,
+        progress=True,
     )
     print(report.to_text())
     return EXIT_OK if report.consistent else 1

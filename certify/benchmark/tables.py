@@ -52,8 +52,8 @@ from certify.benchmark._tracking_tables import figure2, figure2_data, tracking_s
 __all__ = [
     "CERT",
     "CERT_ROUTES",
-    "FAILURE_UPPER",
     "DIAG",
+    "FAILURE_UPPER",
     "PAPER_TABLE4",
     "POP",
     "REF",

@@ -371,8 +371,12 @@ def describe_markdown(
 
 
 _STYLE = (
-    "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
-    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:.25em .6em}"
+    # text keeps a readable measure; tables may use the whole window (a summary of 11
+    # status-labelled columns fits at 1280 px) and scroll inside their box, never off the page
+    "body{font-family:sans-serif;margin:2em;line-height:1.45}"
+    "h1,h2,h3,h4,p,ul,ol,pre,blockquote,figure{max-width:60em}"
+    ".table{overflow-x:auto;max-width:100%;margin:1em 0}"
+    "table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #999;padding:.25em .5em}"
     "th{background:#eee}img{max-width:100%}code{background:#f4f4f4}"
 )
 
@@ -432,6 +436,8 @@ def markdown_to_html(markdown: str, images: Mapping[str, bytes], title: str) -> 
         return f'<img alt="{alt}" src="data:image/png;base64,{b64}">{caption}'
 
     md.add_render_rule("image", image)
+    md.add_render_rule("table_open", lambda *args: '<div class="table"><table>\n')
+    md.add_render_rule("table_close", lambda *args: "</table></div>\n")
     body = str(md.renderer.render(tokens, md.options, {}))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
