@@ -31,6 +31,15 @@ from certify.report.mechanism import mechanism_summary, write_mechanism_report
 __all__ = ["HERE", "Candidate", "Row", "Study", "cli", "markdown_table", "run_study", "sweep", "sweep_table"]
 
 HERE: Final = Path(__file__).resolve().parent
+
+
+def default_root(quick: bool) -> Path:
+    """Where a run writes without ``--out``: ``case-studies[-quick]/`` in the current folder.
+
+    The committed reports in ``results/`` beside these scripts are rewritten only by
+    ``--out results``.
+    """
+    return Path.cwd() / ("case-studies-quick" if quick else "case-studies")
 """The case-studies folder."""
 
 EPSILONS: Final = (0.1, 1.0, 8.0)
@@ -209,7 +218,7 @@ def run_study(
     Audit ``k`` (the k-th epsilon) uses seed ``100 * seed + k``.
     """
     budget = calls if calls is not None else (study.quick_calls if quick else study.calls)
-    folder = Path(out) if out is not None else HERE / ("results-quick" if quick else "results") / study.key
+    folder = Path(out) if out is not None else default_root(quick) / study.key
     folder.mkdir(parents=True, exist_ok=True)
     ledger_path = folder / "audits.ledger"
     ledger_path.unlink(missing_ok=True)
@@ -345,7 +354,10 @@ def cli(main: Callable[..., list[Row]], description: str | None) -> None:
     """Parse ``--quick``, ``--out`` and ``--seed`` and run ``main``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="fewer calls (the form CI runs)")
-    parser.add_argument("--out", default=None, help="output folder (default results/ or results-quick/)")
+    parser.add_argument(
+        "--out", default=None,
+        help="output folder (default: case-studies/ or case-studies-quick/ in the current folder)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="audit seed (default 0)")
     args = parser.parse_args()
     start = time.perf_counter()

@@ -135,3 +135,20 @@ def test_a_release_audits_from_the_command_line(tmp_path: Path) -> None:
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["verdict"] == "Inconclusive"
     assert 0.0 <= summary["epsilon_lower"] <= 1.0
+
+
+@pytest.mark.slow
+def test_a_run_without_out_writes_to_the_current_folder(tmp_path: Path) -> None:
+    """A user's run writes its reports under the current folder and leaves the committed results."""
+    committed = FOLDER / "results"
+    before = {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()}
+    done = subprocess.run(
+        [sys.executable, str(FOLDER / "planted_data_bounds_mean.py"), "--quick"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "case-studies-quick" / "planted-data-bounds-mean"
+    folders = sorted(p.name for p in written.iterdir() if p.is_dir())
+    assert folders == ["epsilon-0.1", "epsilon-1", "epsilon-8"]
+    assert (written / "epsilon-1" / "mechanism.md").exists()
+    assert {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()} == before
