@@ -80,3 +80,15 @@ def test_snippet_runs_twice_without_a_traceback(doc: str, index: int, tmp_path: 
     # every snippet spends reserved data once: its rerun must be the documented refusal
     assert runs[1].returncode == 1
     assert runs[1].stderr.splitlines()[-1].startswith("refused: reserved split"), runs[1].stderr
+
+
+def test_readme_states_the_suite_time_and_a_fast_subset() -> None:
+    """README says how long the tests take and offers the fast subset; CI still runs everything."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert '.venv/bin/pytest -m "not slow"' in readme
+    assert re.search(r"The whole suite takes about \d+ minutes", readme)
+    assert re.search(r"\(about \d+ minutes? on 2 cores\)", readme)
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "pytest" in line]
+    assert ci and all(" -m " not in line for line in ci)

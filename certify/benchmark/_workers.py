@@ -48,7 +48,9 @@ def _return_freed_memory() -> None:
     first task by 300 MB; the first task is a small reference chunk (about 280 MB resident), and
     a main-grid setting at n = 300, d = 512 left about 660 MB resident with the heap kept: each
     worker restarted once and joblib warned "A worker stopped while some jobs were given to the
-    executor" (no task was lost: a worker stops only after returning its result).
+    executor" (no task was lost: a worker stops only after returning its result). Trimmed, the
+    worker holds 310 MB after such settings against 243 MB after its first task, at the same CPU
+    time per setting; with or without trimming the memory plateaus across settings (no leak).
     """
     if not sys.platform.startswith("linux"):
         return
