@@ -129,6 +129,7 @@ def small_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_grid(settings, tmp_path_factory.mktemp("grid"), workers=1, progress=False)
 
 
+@pytest.mark.slow
 def test_write_tables_writes_every_section(small_results: Path, tmp_path: Path) -> None:
     """The report folder holds CSV and Markdown tables, PNG figures and report.md/.html."""
     paths = tables.write_tables(small_results, tmp_path)
@@ -153,6 +154,7 @@ def test_every_table_column_names_a_status(small_results: Path) -> None:
         assert value_cols and all(c.endswith("]") for c in value_cols), value_cols
 
 
+@pytest.mark.slow
 def test_report_cli_returns_zero(small_results: Path, tmp_path: Path) -> None:
     """`certify report RESULTS --out DIR` writes the report and exits 0."""
     said: list[str] = []

@@ -15,6 +15,7 @@ def _shifted_laplace(x: object, n: int, rng: np.random.Generator) -> np.ndarray:
     return float(np.sum(np.asarray(x, dtype=float))) + rng.laplace(0.0, 1.0, size=n)
 
 
+@pytest.mark.slow
 def test_development_rounds_are_announced(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: int
 ) -> None:

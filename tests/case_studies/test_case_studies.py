@@ -45,6 +45,7 @@ def _study(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LIBRARY_STUDIES))
 def test_library_study_quick_form_is_inconclusive(name: str, tmp_path: Path) -> None:
     """At every claimed epsilon the quick form ends Inconclusive, bounds at most the claim, with reports."""
@@ -64,6 +65,7 @@ def test_library_study_quick_form_is_inconclusive(name: str, tmp_path: Path) -> 
     assert "## Case study" in report and "fresh, independent release" in report
 
 
+@pytest.mark.slow
 def test_planted_bug_is_refuted_at_every_claimed_epsilon(tmp_path: Path) -> None:
     """The mean with data-derived clipping bounds is Refuted at epsilon 0.1, 1 and 8 in its quick form."""
     study = _study("planted_data_bounds_mean")
@@ -76,6 +78,7 @@ def test_planted_bug_is_refuted_at_every_claimed_epsilon(tmp_path: Path) -> None
     assert "**Refuted.**" in report and "reproducible bit for bit" in report
 
 
+@pytest.mark.slow
 def test_planted_bug_script_is_reproducible_bit_for_bit(tmp_path: Path) -> None:
     """The planted bug draws from certify's generator: two runs of its script give equal bounds."""
     bounds = []
@@ -119,6 +122,7 @@ def test_planted_bug_rejects_data_outside_its_declared_bounds() -> None:
         releases.planted_mean_data_bounds(np.array([0.0, 6000.0]), 3, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 def test_a_release_audits_from_the_command_line(tmp_path: Path) -> None:
     """Certify audit-mechanism runs a case-study release as module:function and prints its verdict."""
     pytest.importorskip("pydp")

@@ -22,6 +22,7 @@ def table() -> cf.EmbeddingTable:
     return cf.EmbeddingTable.from_arrays(labels, x)
 
 
+@pytest.mark.slow
 def test_audit_pairs_equals_routes_one_pair_at_a_time(table: cf.EmbeddingTable) -> None:
     """Shared per-identity work gives the same values as calling each route per pair."""
     pairs = cf.sample_pairs(table.identities, 5, seed=0)
@@ -36,6 +37,7 @@ def test_audit_pairs_equals_routes_one_pair_at_a_time(table: cf.EmbeddingTable) 
         assert got["roc_oof"] == roc_oof(a, b, pair=p)
 
 
+@pytest.mark.slow
 def test_audit_pairs_does_not_depend_on_n_jobs(table: cf.EmbeddingTable) -> None:
     """Two worker processes give results equal to one."""
     pairs = cf.sample_pairs(table.identities, 4, seed=1)
