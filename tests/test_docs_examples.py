@@ -91,4 +91,4 @@ def test_readme_states_the_suite_time_and_a_fast_subset() -> None:
     assert re.search(r"The whole suite takes about \d+ minutes", readme)
     assert re.search(r"\(about \d+ minutes? on 2 cores", readme)
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "pytest" in line]
-    assert ci and all(" -m " not in line for line in ci)
+    assert ci and all(" -m " not in line.split("bin/pytest", 1)[1] for line in ci)
