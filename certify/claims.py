@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from scipy.optimize import brentq, minimize_scalar
 from typeguard import typeguard_ignore
 
-from certify._core import check_delta, check_text, forbid_numeric_use
+from certify._core import check_delta, check_text, forbid_numeric_use, lower_bound_text
 from certify.errors import ParameterError, StatusError
 from certify.results import Certificate, CertificateFamily, ErrorRateEvidence
 from certify.stats.tradeoff import (
@@ -522,9 +522,7 @@ def _level_text(level: float) -> str:
 
 def _floor_text(value: float) -> str:
     """A lower bound with 3 decimals, rounded down (never stated higher than it is)."""
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return f"{math.floor(value * 1000 + 1e-9) / 1000:.3f}"
+    return lower_bound_text(value)
 
 
 def _ceil_text(value: float) -> str:

@@ -7,12 +7,14 @@ The command line (:mod:`certify.cli`) parses arguments and maps errors to exit c
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from certify import plan as _plan
+from certify._core import lower_bound_text
 from certify.errors import ParameterError, RecordError
 
 if TYPE_CHECKING:
@@ -133,12 +135,12 @@ def describe_table(
     from certify.data import sample_pairs
     from certify.methods.audit import audit_pairs
     from certify.report import auc_histogram, describe_markdown, manifest, mmd_histogram, write_report
+    from certify.workflow import candidate_rule
 
     table = _load_table(table_path, label_column, not no_normalize)
-    n_all = len(table.identities) * (len(table.identities) - 1) // 2
-    pairs = sample_pairs(table.identities, count=min(n_pairs, n_all), seed=seed)
+    pairs = sample_pairs(table.identities, count=n_pairs, seed=seed)
     chosen: tuple[Any, ...] = tuple(m.strip() for m in methods.split(","))
-    _say(f"auditing {len(pairs)} pairs with {', '.join(chosen)}")
+    _say(f"auditing {candidate_rule(n_pairs, len(table.identities))} with {', '.join(chosen)}")
     audit = audit_pairs(
         table,
         pairs,
@@ -154,6 +156,8 @@ def describe_table(
             f"{summary.method:16s} [{summary.status}] median {value} = {summary.median:.4g} "
             f"over {summary.count} pairs (+inf: {summary.n_infinite}{extra})"
         )
+    for line in audit.skipped_lines():
+        print(line)
     if out:
         figures = []
         if "mmd_tv" in chosen:
@@ -260,10 +264,11 @@ def evaluate_record(
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
             if isinstance(c.evidence, ErrorRateEvidence)
-            else f"MMD lower bound {c.evidence.mmd_lower:.4f} from {c.n_class0}+{c.n_class1} rows"
+            else f"MMD lower bound {lower_bound_text(c.evidence.mmd_lower, 4)} from "
+            f"{c.n_class0}+{c.n_class1} rows"
         )
         print(
-            f"{c.pair}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, "
+            f"{c.pair}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, "
             f"{family.confidence_level:g} simultaneous] {basis}"
         )
     if claim is not None:
@@ -412,12 +417,18 @@ def _import_object(spec: str, role: str) -> Any:
     module_name, sep, qualname = spec.partition(":")
     if not sep or not module_name or not qualname:
         raise ParameterError(f"{role} must be module:function; got {spec!r}.")
+    # as `python -c "import module"` would: the current folder first (an installed `certify`
+    # script has its own folder there instead); it stays for the workers that import it again
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise ParameterError(
-            f"cannot import module {module_name!r} for {role} {spec!r} ({exc}). Run from the "
-            "folder that holds it or install it."
+            f"cannot import module {module_name!r} for {role} {spec!r} ({exc}) from the "
+            f"current folder {here!r} or the installed packages. Run from the folder that holds "
+            f"{module_name.split('.')[0]}.py, or install it."
         ) from exc
     for part in qualname.split("."):
         if not hasattr(target, part):
@@ -533,10 +544,12 @@ def audit_mechanism_command(
     out: str | None,
 ) -> int:
     """Audit a suite mechanism or the user's function; print the result, write the report."""
+    from certify._core import check_confidence_level
     from certify.blackbox.audit import audit_mechanism, default_ledger
     from certify.claims import Claim, claim_parameter
+    from certify.data.draws import mechanism_identity
     from certify.errors import ParameterError
-    from certify.protocol.ledger import Ledger
+    from certify.protocol.ledger import Ledger, evaluation_share
     from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
     mech, suite = _load_mechanism(mechanism)
@@ -559,7 +572,14 @@ def audit_mechanism_command(
     family_names: Any = tests if tests in ("certify", "paper") else [t.strip() for t in tests.split(",")]
     pairs = None if a is not None else [(list(x), list(y)) for x, y in suite.input_pairs]
     which = "the given inputs" if pairs is None else f"{len(pairs)} candidate input pairs"
-    _say(f"auditing {mechanism} with {calls} calls on {which}; ledger {ledger.path}")
+    check_confidence_level(confidence_level, "--confidence-level")
+    k = len(ledger.evaluations(mechanism_identity(mech))) + 1
+    level = 1.0 - (1.0 - confidence_level) * evaluation_share(k)
+    _say(
+        f"auditing {mechanism} with {calls} calls on {which}: evaluation {k} of this mechanism "
+        f"in ledger {ledger.path}, certified at level {level:.4f}"
+        + ("" if k == 1 else f" ({k - 1} earlier, every one counted)")
+    )
     audit = audit_mechanism(
         mech, a, b, inputs=pairs, calls=calls, confidence_level=confidence_level, delta=delta,
         claim=claim, tests=family_names, seed=seed, ledger=ledger, progress=not as_json, workers=workers,
@@ -572,7 +592,7 @@ def audit_mechanism_command(
     else:
         c = audit.certificate
         print(
-            f"{audit.mechanism}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, level "
+            f"{audit.mechanism}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, level "
             f"{audit.level_used:.4f}; evaluation {audit.evaluation} of this mechanism, all at "
             f"{audit.confidence_level:g}] on {c.pair} with {audit.chosen}"
         )
@@ -581,7 +601,7 @@ def audit_mechanism_command(
             value = c.mu_lower if name == "mu" else c.rho_lower if name == "rho" else None
             if value is not None:
                 print(
-                    f"{audit.mechanism}: {name}_lower = {value:.4f} [Certificate, level "
+                    f"{audit.mechanism}: {name}_lower = {lower_bound_text(value, 4)} [Certificate, level "
                     f"{audit.level_used:.4f}]"
                 )
         if claim is not None:
@@ -594,6 +614,8 @@ def audit_mechanism_command(
         md_path, html_path = write_mechanism_report(
             audit, out, ledger=ledger, seed=seed, claim=claim, workers=workers,
             extra={"backend": backend}, published=published, summary=summary,
+            exact=None if suite is None or suite.true_epsilon is None
+            else (suite.true_epsilon, suite.true_epsilon_note),
         )
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK
@@ -607,7 +629,8 @@ def selftest_report(*, quick: bool, inject: str, tight_only: bool, seed: int, wo
         length = "about a minute" if quick else "several minutes"
         _say(f"route Monte Carlo: {length} on 2 cores (--tight-only skips it)")
     report = run_selftest(
-        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed
+        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed,
+        progress=True,
     )
     print(report.to_text())
     return EXIT_OK if report.consistent else 1

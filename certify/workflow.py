@@ -13,7 +13,7 @@ from certify.protocol.families import BoundPlan
 from certify.protocol.files import AuditPlan
 from certify.protocol.ledger import Ledger
 
-__all__ = ["Preregistration", "plan_estimator", "preregister"]
+__all__ = ["Preregistration", "candidate_rule", "plan_estimator", "preregister"]
 
 
 @attrs.frozen
@@ -78,8 +78,9 @@ def preregister(
     say = progress or (lambda line: None)
     split = table.split(plan.dev_fraction, plan.split_seed)
     dev = split.development
-    candidates = sample_pairs(dev.identities, count=min(plan.candidates, _n_pairs(dev)), seed=plan.pair_seed)
-    say(f"scoring {len(candidates)} candidate pairs on development data")
+    candidates = sample_pairs(dev.identities, count=plan.candidates, seed=plan.pair_seed)
+    rule = candidate_rule(plan.candidates, len(dev.identities))
+    say(f"scoring {rule} on development data")
     chosen = select_pairs(
         dev, candidates, k=plan.select, disjoint=plan.disjoint, folds=plan.folds, seed=plan.cv_seed
     )
@@ -91,6 +92,7 @@ def preregister(
         annotations={
             "plan": attrs.asdict(plan),
             "candidate_pairs": [list(p.as_tuple()) for p in candidates],
+            "candidates": {"requested": plan.candidates, "scored": len(candidates), "rule": rule},
             "selected_pairs": [list(p.as_tuple()) for p in chosen],
         },
     )
@@ -124,7 +126,25 @@ def preregister(
     )
 
 
-def _n_pairs(table: EmbeddingTable) -> int:
-    """Number of unordered identity pairs."""
-    k = len(table.identities)
-    return k * (k - 1) // 2
+def candidate_rule(requested: int, identities: int) -> str:
+    """The one rule for a number of candidate pairs, stated as records and reports print it.
+
+    ``requested`` is at most the number of pairs scored: the first ``requested`` of the seeded
+    shuffle, or all pairs when the identities form fewer (:func:`certify.sample_pairs`).
+
+    Examples
+    --------
+    >>> candidate_rule(100, 10)
+    'all 45 pairs of 10 identities (100 requested; candidates are at most the pairs there are)'
+    >>> candidate_rule(20, 10)
+    'the first 20 of 45 pairs of 10 identities (seeded shuffle)'
+    """
+    total = identities * (identities - 1) // 2
+    if requested == total:
+        return f"all {total} pairs of {identities} identities"
+    if requested > total:
+        return (
+            f"all {total} pairs of {identities} identities ({requested} requested; candidates are at "
+            "most the pairs there are)"
+        )
+    return f"the first {requested} of {total} pairs of {identities} identities (seeded shuffle)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -168,6 +169,16 @@ def _progress(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int]
     from certify._progress import progress_callback
 
     return progress_callback("reserved calls")
+
+
+def _development_note(enabled: bool | Callable[[int, int], None], rounds: int) -> Callable[[int, str], None]:
+    """A line on stderr at each development round's start, when progress is on (``True``)."""
+    def note(r: int, what: str) -> None:
+        if enabled is True:
+            sys.stderr.write(f"development round {r}/{rounds}: {what}\n")
+            sys.stderr.flush()
+
+    return note
 
 
 def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[list[int], int]:
@@ -410,7 +421,9 @@ def audit_mechanism(
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
     alive = list(range(len(pairs)))
     development: list[tuple[int, int, Choice]] = []
-    for n in rounds[:-1]:
+    note = _development_note(progress, len(rounds))
+    for r, n in enumerate(rounds[:-1], start=1):
+        note(r, f"{len(alive)} input pairs, {n} calls per input")
         scored: dict[int, tuple[float, float]] = {}
         for p in alive:
             found = develop(*draw_pair(p, n), cheap)
@@ -418,6 +431,7 @@ def audit_mechanism(
             scored[p] = max(((c.value, c.plug_in) for c in found), default=(-1.0, -1.0))
         alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
     chosen_pair = alive[0]
+    note(len(rounds), f"the chosen pair, every test family, {rounds[-1]} calls per input")
     dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
     found = develop(dev_a, dev_b, families)
     # where the bound is set by the event (rare windows, small effects spread over many

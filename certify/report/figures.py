@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from certify._core import lower_bound_text
 from certify.claims import AnyClaim, Claim, tradeoff_curve
 from certify.methods.audit import AuditTable
 from certify.report._render import png
@@ -64,7 +65,7 @@ def confidence_corners(family: CertificateFamily) -> bytes:
             np.minimum(1, math.exp(best) * xs),
             color="#2c7",
             linestyle=":",
-            label=f"boundary at epsilon = {best:.3f}",
+            label=f"boundary at epsilon = {lower_bound_text(best)}",
         )
         ax.legend(fontsize=7, loc="lower right")
     ax.plot([0, 1], [0, 1], color="#ccc", linewidth=0.8)

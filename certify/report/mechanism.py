@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from certify.blackbox.audit import MechanismAudit
 from certify.claims import AnyClaim, Claim, Inconclusive, Refuted, claim_parameter, refute
-from certify.report._render import STATUS_MEANING, _fmt, _manifest_md, curve_lines
+from certify.report._render import STATUS_MEANING, _fmt, _fmt_lower, _manifest_md, curve_lines
 
 if TYPE_CHECKING:
     from certify.protocol.ledger import Ledger
@@ -70,6 +70,7 @@ def mechanism_markdown(
     man: Mapping[str, Any] | None = None,
     figures: Sequence[str] = (),
     published: Sequence[tuple[str, float, float]] = (),
+    exact: tuple[float, str] | None = None,
 ) -> str:
     """The Markdown report of a mechanism audit.
 
@@ -85,6 +86,9 @@ def mechanism_markdown(
         Captions of figures to show (written beside the report by ``write_report``).
     published : sequence of (tool, epsilon_lower, confidence_level)
         Lower bounds other tools published for this mechanism, shown for comparison.
+    exact : (float, str), optional
+        The mechanism's exact epsilon and how it is known (a suite mechanism's
+        ``true_epsilon`` and ``true_epsilon_note``), shown beside the certificate.
 
     Returns
     -------
@@ -95,19 +99,27 @@ def mechanism_markdown(
     lines += ["## Certificate", "", STATUS_MEANING["Certificate"], ""]
     lines += [
         "| input a (class 0) | input b (class 1) | event (predicts b) | reserved calls a / b | "
-        "a-calls in the event | b-calls outside | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "a-calls in the event | b-calls outside | U_FPR (Certificate: upper bound) | "
+        "U_FNR (Certificate: upper bound) | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| `{c.pair.a}` | `{c.pair.b}` | {audit.chosen} | {c.n_class0} / {c.n_class1} | "
         f"{c.false_positives} | {c.false_negatives} | {c.u_fpr:.6f} | {c.u_fnr:.6f} | "
-        f"**{_fmt(c.epsilon_lower)}** |",
+        f"**{_fmt_lower(c.epsilon_lower)}** |",
         "",
     ]
+    if exact is not None:
+        value, note = exact
+        lines += [
+            f"Exact epsilon of this mechanism: **{_fmt(value)}** [known reference], beside the "
+            f"certified lower bound {_fmt_lower(c.epsilon_lower)} [Certificate]. {note}",
+            "",
+        ]
     k = audit.evaluation
     if c.epsilon_lower > 0:
         lines.append(
             f"With at least {audit.level_used:.4f} confidence over the reserved calls, "
             f"{audit.mechanism} is not (epsilon, {c.delta:g})-DP for any epsilon below "
-            f"{_fmt(c.epsilon_lower)}, provided each call draws fresh randomness."
+            f"{_fmt_lower(c.epsilon_lower)}, provided each call draws fresh randomness."
         )
     else:
         lines.append(
@@ -169,7 +181,7 @@ def mechanism_markdown(
         "score, no bound).",
         "",
         f"| input a | input b | test | development calls per input | predicted {unit} (Diagnostic) "
-        "| plug-in | AUC |",
+        f"| plug-in {unit} (PopulationEstimate) | AUC (Diagnostic) |",
         "|---|---|---|---|---|---|---|",
     ]
     for d in audit.development[:25]:
@@ -201,6 +213,7 @@ def write_mechanism_report(
     published: Sequence[tuple[str, float, float]] = (),
     preface: Sequence[str] = (),
     summary: Mapping[str, Any] | None = None,
+    exact: tuple[float, str] | None = None,
 ) -> tuple[Path, Path]:
     """Write an audit's report (``mechanism.md``, ``mechanism.html``, figures), record and summary.
 
@@ -226,6 +239,8 @@ def write_mechanism_report(
         Markdown lines placed after the report's title.
     summary : Mapping, optional
         The JSON summary to write; default :func:`mechanism_summary`.
+    exact : (float, str), optional
+        The exact epsilon and how it is known, shown beside the certificate.
 
     Returns
     -------
@@ -261,7 +276,8 @@ def write_mechanism_report(
         ("Certified region and claimed curve", tradeoff_region(audit.family, claim)),
     ]
     body = mechanism_markdown(
-        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
+        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published,
+        exact=exact,
     )
     if preface:
         title, _, rest = body.partition("\n")

@@ -47,6 +47,16 @@ __all__ = [
 HERE: Final = Path(__file__).resolve().parent
 """The case-studies folder."""
 
+
+def default_root(quick: bool) -> Path:
+    """Where a run writes without ``--out``: ``case-studies[-quick]/`` in the current folder.
+
+    The committed reports in ``results/`` beside these scripts are rewritten only by
+    ``--out results``.
+    """
+    return Path.cwd() / ("case-studies-quick" if quick else "case-studies")
+
+
 EPSILONS: Final = (0.1, 1.0, 8.0)
 """The claimed epsilons every study audits."""
 
@@ -222,7 +232,7 @@ def case_section(study: Any, audit: MechanismAudit, claim: str, inputs: str = IN
 
 def run_folder(key: str, quick: bool, out: str | os.PathLike[str] | None) -> tuple[Path, cf.Ledger]:
     """A study run's output folder (created) and a new ledger in it (any old one is removed)."""
-    folder = Path(out) if out is not None else HERE / ("results-quick" if quick else "results") / key
+    folder = Path(out) if out is not None else default_root(quick) / key
     folder.mkdir(parents=True, exist_ok=True)
     ledger_path = folder / "audits.ledger"
     ledger_path.unlink(missing_ok=True)
@@ -387,7 +397,10 @@ def cli(main: Callable[..., list[Row]], description: str | None) -> None:
     """Parse ``--quick``, ``--out`` and ``--seed`` and run ``main``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="fewer calls (the form CI runs)")
-    parser.add_argument("--out", default=None, help="output folder (default results/ or results-quick/)")
+    parser.add_argument(
+        "--out", default=None,
+        help="output folder (default: case-studies/ or case-studies-quick/ in the current folder)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="audit seed (default 0)")
     args = parser.parse_args()
     start = time.perf_counter()

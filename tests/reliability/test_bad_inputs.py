@@ -489,12 +489,6 @@ CALL_CASES: list[tuple[str, Callable[[Ctx], object], str, str]] = [
         "must be distinct",
     ),
     (
-        "too-many-pairs",
-        lambda c: c.cf.sample_pairs(["a", "b", "c"], count=4, seed=0),
-        "DataError",
-        "at most the number of pairs, 3",
-    ),
-    (
         "dimension-mismatch-samples",
         lambda c: c.cf.mmd_tv(np.ones((5, 3)), np.ones((5, 4))),
         "DataError",
