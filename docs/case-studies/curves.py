@@ -79,7 +79,10 @@ class CurveStudy:
         """The library and its installed version."""
         if self.library is None:
             return "planted (this project)"
-        return f"{self.library} {metadata.version(self.library)}"
+        try:
+            return f"{self.library} {metadata.version(self.library)}"
+        except metadata.PackageNotFoundError:
+            return f"{self.library} (not installed)"
 
 
 @attrs.frozen
