@@ -44,11 +44,13 @@ from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedP
 from certify.protocol.families import BoundPlan
 from certify.protocol.ledger import Ledger, LedgerEntry
 from certify.protocol.mmd import MMDTest
+from certify.protocol.verify import Verification, verify
 from certify.results import (
     Certificate,
     CertificateFamily,
     Diagnostic,
     ErrorRateEvidence,
+    LedgerStamp,
     MMDEvidence,
     PopulationEstimate,
     Result,
@@ -78,6 +80,7 @@ __all__ = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "LedgerStamp",
     "MMDEvidence",
     "MMDTest",
     "MechanismAudit",
@@ -98,6 +101,7 @@ __all__ = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "Verification",
     "audit_mechanism",
     "audit_pairs",
     "gauss_mech",
@@ -109,4 +113,5 @@ __all__ = [
     "sample_pairs",
     "select_pairs",
     "summarize",
+    "verify",
 ]

@@ -28,6 +28,7 @@ PUBLIC = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "LedgerStamp",
     "MMDEvidence",
     "MMDTest",
     "MechanismAudit",
@@ -48,6 +49,7 @@ PUBLIC = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "Verification",
     "audit_mechanism",
     "audit_pairs",
     "gauss_mech",
@@ -59,6 +61,7 @@ PUBLIC = [
     "sample_pairs",
     "select_pairs",
     "summarize",
+    "verify",
 ]
 
 

@@ -75,9 +75,7 @@ def integral_rows(stack: NDArray[np.float64]) -> NDArray[np.bool_]:
     return out
 
 
-def _canonical(
-    rows: NDArray[np.float64], scales: NDArray[np.float64] | None
-) -> NDArray[np.float64]:
+def _canonical(rows: NDArray[np.float64], scales: NDArray[np.float64] | None) -> NDArray[np.float64]:
     """Canonical content ``(n, d + 2)``: normalized row (``-0.0`` as ``0.0``) and its two factors."""
     if scales is None:
         normalized, peak, norm = normalize_rows(np.ascontiguousarray(rows, dtype=np.float64))

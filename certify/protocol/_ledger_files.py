@@ -45,8 +45,13 @@ def create_ledger_file(path: Path, schema: Sequence[str], genesis: Row, fmt: str
                 ledger_id = json.loads(genesis[2])["ledger_id"]
                 con.executemany(
                     "INSERT INTO meta VALUES (?, ?)",
-                    [("format", fmt), ("version", version), ("ledger_id", ledger_id),
-                     ("entries", "1"), ("head", genesis[5])],
+                    [
+                        ("format", fmt),
+                        ("version", version),
+                        ("ledger_id", ledger_id),
+                        ("entries", "1"),
+                        ("head", genesis[5]),
+                    ],
                 )
                 con.execute("COMMIT")
             finally:
@@ -153,25 +158,38 @@ def migrate_v1(
         "FROM preregistrations"
     ):
         t = "preregistrations"
-        body: dict[str, Any] = {"record_sha256": _text(where, t, "record_sha256", sha),
-                "protocol_name": _text(where, t, "protocol_name", name),
-                "reserved_fingerprint": _text(where, t, "reserved_fingerprint", fp),
-                "sealed_at": _text(where, t, "sealed_at", sealed_at)}
-        events.append((body["sealed_at"], _ORDER["preregistration"], 0, "preregistration", body,
-                       _text(where, t, "record_json", text).encode("utf-8")))
+        body: dict[str, Any] = {
+            "record_sha256": _text(where, t, "record_sha256", sha),
+            "protocol_name": _text(where, t, "protocol_name", name),
+            "reserved_fingerprint": _text(where, t, "reserved_fingerprint", fp),
+            "sealed_at": _text(where, t, "sealed_at", sealed_at),
+        }
+        events.append(
+            (
+                body["sealed_at"],
+                _ORDER["preregistration"],
+                0,
+                "preregistration",
+                body,
+                _text(where, t, "record_json", text).encode("utf-8"),
+            )
+        )
     if "mechanism_evaluations" in tables:
         numbers: dict[str, list[int]] = {}
         for row in con.execute("SELECT * FROM mechanism_evaluations ORDER BY mechanism, evaluation"):
             t = "mechanism_evaluations"
             mechanism, k, fp, inputs, seed, calls, level, alpha, sealed_at = row
-            body = {"mechanism": _text(where, t, "mechanism", mechanism),
-                    "evaluation": _integer(where, t, "evaluation", k),
-                    "reserved_fingerprint": _text(where, t, "reserved_fingerprint", fp),
-                    "inputs_json": _text(where, t, "inputs_json", inputs),
-                    "seed": _integer(where, t, "seed", seed), "calls": _integer(where, t, "calls", calls),
-                    "confidence_level": _number(where, t, "confidence_level", level),
-                    "alpha_spent": _number(where, t, "alpha_spent", alpha),
-                    "sealed_at": _text(where, t, "sealed_at", sealed_at)}
+            body = {
+                "mechanism": _text(where, t, "mechanism", mechanism),
+                "evaluation": _integer(where, t, "evaluation", k),
+                "reserved_fingerprint": _text(where, t, "reserved_fingerprint", fp),
+                "inputs_json": _text(where, t, "inputs_json", inputs),
+                "seed": _integer(where, t, "seed", seed),
+                "calls": _integer(where, t, "calls", calls),
+                "confidence_level": _number(where, t, "confidence_level", level),
+                "alpha_spent": _number(where, t, "alpha_spent", alpha),
+                "sealed_at": _text(where, t, "sealed_at", sealed_at),
+            }
             numbers.setdefault(body["mechanism"], []).append(body["evaluation"])
             events.append(
                 (body["sealed_at"], _ORDER["evaluation"], body["evaluation"], "evaluation", body, b"")
@@ -195,17 +213,31 @@ def migrate_v1(
     for fp, sha, name, spent_at, pid, host, status, completed_at, outcome in spent:
         t = "spent"
         own = sorted(set(keys.pop(_text(where, t, "reserved_fingerprint", fp), [])))
-        body = {"reserved_fingerprint": fp, "record_sha256": _text(where, t, "record_sha256", sha),
-                "protocol_name": _text(where, t, "protocol_name", name),
-                "spent_at": _text(where, t, "spent_at", spent_at), "pid": _integer(where, t, "pid", pid),
-                "host": _text(where, t, "host", host), "reserved_rows": len(own), "development_rows": 0}
+        body = {
+            "reserved_fingerprint": fp,
+            "record_sha256": _text(where, t, "record_sha256", sha),
+            "protocol_name": _text(where, t, "protocol_name", name),
+            "spent_at": _text(where, t, "spent_at", spent_at),
+            "pid": _integer(where, t, "pid", pid),
+            "host": _text(where, t, "host", host),
+            "reserved_rows": len(own),
+            "development_rows": 0,
+        }
         events.append((spent_at, _ORDER["spend"], 0, "spend", body, b"".join(own)))
         if status in ("completed", "failed"):
             done = _text(where, t, "completed_at", completed_at)
             text = "" if outcome is None else _text(where, t, "outcome_json", outcome)
             kind = "complete" if status == "completed" else "failure"
-            events.append((max(done, spent_at), _ORDER[kind], 0, kind,
-                           {"reserved_fingerprint": fp, "completed_at": done}, text.encode("utf-8")))
+            events.append(
+                (
+                    max(done, spent_at),
+                    _ORDER[kind],
+                    0,
+                    kind,
+                    {"reserved_fingerprint": fp, "completed_at": done},
+                    text.encode("utf-8"),
+                )
+            )
         elif status != "started":
             raise _refuse(where, f"spent.status holds {status!r:.40}")
     if keys:

@@ -180,15 +180,31 @@ _NUM: Final = (int, float)
 _FIELDS: Final[dict[str, dict[str, tuple[type, ...]]]] = {
     "genesis": {"format": _STR, "version": _INT, "ledger_id": _STR, "created_at": _STR},
     "preregistration": {
-        "record_sha256": _STR, "protocol_name": _STR, "reserved_fingerprint": _STR, "sealed_at": _STR,
+        "record_sha256": _STR,
+        "protocol_name": _STR,
+        "reserved_fingerprint": _STR,
+        "sealed_at": _STR,
     },
     "evaluation": {
-        "mechanism": _STR, "evaluation": _INT, "reserved_fingerprint": _STR, "inputs_json": _STR,
-        "seed": _INT, "calls": _INT, "confidence_level": _NUM, "alpha_spent": _NUM, "sealed_at": _STR,
+        "mechanism": _STR,
+        "evaluation": _INT,
+        "reserved_fingerprint": _STR,
+        "inputs_json": _STR,
+        "seed": _INT,
+        "calls": _INT,
+        "confidence_level": _NUM,
+        "alpha_spent": _NUM,
+        "sealed_at": _STR,
     },
     "spend": {
-        "reserved_fingerprint": _STR, "record_sha256": _STR, "protocol_name": _STR, "spent_at": _STR,
-        "pid": _INT, "host": _STR, "reserved_rows": _INT, "development_rows": _INT,
+        "reserved_fingerprint": _STR,
+        "record_sha256": _STR,
+        "protocol_name": _STR,
+        "spent_at": _STR,
+        "pid": _INT,
+        "host": _STR,
+        "reserved_rows": _INT,
+        "development_rows": _INT,
     },
     "complete": {"reserved_fingerprint": _STR, "completed_at": _STR},
     "failure": {"reserved_fingerprint": _STR, "completed_at": _STR},
@@ -225,8 +241,17 @@ class ChainState:
     """
 
     __slots__ = (
-        "created_at", "evaluations", "hashes", "head", "kinds", "ledger_id", "length",
-        "migrated_from", "preregistrations", "slots", "spends",
+        "created_at",
+        "evaluations",
+        "hashes",
+        "head",
+        "kinds",
+        "ledger_id",
+        "length",
+        "migrated_from",
+        "preregistrations",
+        "slots",
+        "spends",
     )
 
     def __init__(self) -> None:
@@ -279,9 +304,7 @@ def _body(where: str, sequence: int, kind: str, text: str) -> dict[str, Any]:
     for name, types in _FIELDS[kind].items():
         value = body.get(name)
         if isinstance(value, bool) or not isinstance(value, types):
-            raise _fail(
-                where, f"entry {sequence} ({kind}) has a malformed field {name!r}: {value!r:.60}"
-            )
+            raise _fail(where, f"entry {sequence} ({kind}) has a malformed field {name!r}: {value!r:.60}")
         if isinstance(value, int) and not -(2**63) <= value < 2**63:
             raise _fail(where, f"entry {sequence} ({kind}) has an out-of-range {name!r}: {value!r:.60}")
         if isinstance(value, float) and not math.isfinite(value):
@@ -363,7 +386,12 @@ def replay(
 
 
 def _apply(
-    state: ChainState, where: str, sequence: int, head: str, kind: str, body: dict[str, Any],
+    state: ChainState,
+    where: str,
+    sequence: int,
+    head: str,
+    kind: str,
+    body: dict[str, Any],
     payload: bytes,
 ) -> None:
     """Add one checked entry to the state."""
@@ -389,7 +417,12 @@ def _apply(
         except UnicodeDecodeError:
             raise _fail(where, f"entry {sequence} holds a record that is not UTF-8 text") from None
         state.preregistrations[sha] = Preregistered(
-            sequence, head, sha, str(body["protocol_name"]), fingerprint, str(body["sealed_at"]),
+            sequence,
+            head,
+            sha,
+            str(body["protocol_name"]),
+            fingerprint,
+            str(body["sealed_at"]),
             record_json,
         )
     elif kind == "evaluation":
@@ -399,18 +432,26 @@ def _apply(
             raise _fail(where, f"entry {sequence} spends reserved data {fingerprint[:12]} a second time")
         n_reserved, n_dev = int(body["reserved_rows"]), int(body["development_rows"])
         if n_reserved < 0 or n_dev < 0 or len(payload) != KEY_BYTES * (n_reserved + n_dev):
-            raise _fail(where, f"entry {sequence} holds {len(payload)} bytes of row keys for "
-                        f"{n_reserved} + {n_dev} rows")
+            raise _fail(
+                where,
+                f"entry {sequence} holds {len(payload)} bytes of row keys for {n_reserved} + {n_dev} rows",
+            )
         reserved = _key_words(payload[: KEY_BYTES * n_reserved])
         development = _key_words(payload[KEY_BYTES * n_reserved :])
         for part in (reserved, development):
             if part.shape[0] > 1 and not bool(_ascending(part).all()):
                 raise _fail(where, f"entry {sequence} holds row keys out of order")
         state.spends[fingerprint] = Spend(
-            sequence=sequence, head=head, evaluation=len(state.spends) + 1,
-            reserved_fingerprint=fingerprint, record_sha256=str(body["record_sha256"]),
-            protocol_name=str(body["protocol_name"]), spent_at=str(body["spent_at"]),
-            pid=int(body["pid"]), host=str(body["host"]), reserved_keys=reserved,
+            sequence=sequence,
+            head=head,
+            evaluation=len(state.spends) + 1,
+            reserved_fingerprint=fingerprint,
+            record_sha256=str(body["record_sha256"]),
+            protocol_name=str(body["protocol_name"]),
+            spent_at=str(body["spent_at"]),
+            pid=int(body["pid"]),
+            host=str(body["host"]),
+            reserved_keys=reserved,
             development_keys=development,
         )
     else:  # complete, failure
@@ -464,8 +505,17 @@ def _apply_slot(
             f"level {level!r}; the k-th evaluation spends (1 - level) * 6 / (pi^2 k^2)",
         )
     slot = Slot(
-        sequence, head, mechanism, k, fingerprint, str(body["inputs_json"]), int(body["seed"]),
-        int(body["calls"]), level, alpha, str(body["sealed_at"]),
+        sequence,
+        head,
+        mechanism,
+        k,
+        fingerprint,
+        str(body["inputs_json"]),
+        int(body["seed"]),
+        int(body["calls"]),
+        level,
+        alpha,
+        str(body["sealed_at"]),
     )
     earlier.append(slot)
     state.slots[fingerprint] = slot

@@ -416,6 +416,31 @@ class Ledger:
             )
         return state
 
+    @classmethod
+    def _inspect(cls, path: str | os.PathLike[str]) -> ChainState:
+        """Replay the chain of a ledger file read-only: nothing is created, migrated or written."""
+        self = object.__new__(cls)
+        self.path, self.timeout, self._ledger_id = Path(path), 5.0, ""
+        try:
+            con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=self.timeout)
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the ledger {str(self.path)!r}: {exc}.") from exc
+        try:
+            if self._version(con) == "1":
+                raise LedgerError(
+                    f"{str(self.path)!r} is a version-1 ledger, from before the hash chain: it has no "
+                    "chain to check. Open it once with certify.Ledger (which migrates it) and publish "
+                    "its export from then on."
+                )
+            con.execute("BEGIN")
+            state = self._replay(con)
+            con.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(f"the ledger {str(self.path)!r} cannot be read ({exc}).") from exc
+        finally:
+            con.close()
+        return state
+
     def _read(self) -> ChainState:
         """The checked chain, read in one transaction (a consistent snapshot)."""
         with self._connect() as con:
