@@ -461,9 +461,10 @@ def _check_stamp(
         problems.append(f"{name}: entry {seq} of this ledger does not spend the report's reserved data")
         return
     later = state.length - seq
+    follow = "1 entry follows" if later == 1 else f"{later} entries follow"
     checked.append(
         f"{name}: evaluation {spend.evaluation} of this ledger, entry {seq} (hash {spend.head[:12]}); "
-        f"its history up to the report is intact and {later} entr{'y follows' if later == 1 else 'ies follow'} it"
+        f"its history up to the report is intact and {follow} it"
     )
     if claim.record_sha256 is not None and spend.record_sha256 != claim.record_sha256:
         problems.append(
