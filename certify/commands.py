@@ -234,10 +234,24 @@ def evaluate_record(
 
     try:
         text = Path(record_path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(
+            f"record {record_path!r} is not UTF-8 text ({exc.reason}); give the record JSON that "
+            "certify preregister wrote."
+        ) from exc
     except OSError as exc:
         raise RecordError(f"cannot read record {record_path!r}: {exc.strerror}.") from exc
     record = PreregistrationRecord.from_json(text)
     plan_info = record.content.get("annotations", {}).get("plan", {})
+    claim_eps = claim_epsilon if claim_epsilon is not None else plan_info.get("claim_epsilon")
+    if claim_delta is not None and claim_eps is None:
+        raise ParameterError(
+            "--claim-delta needs a claimed epsilon: give --claim-epsilon too (the protocol states "
+            "no claim_epsilon)."
+        )
+    delta_claimed = claim_delta if claim_delta is not None else plan_info.get("claim_delta", 0.0)
+    # the claim is checked before anything is spent
+    claim = None if claim_eps is None else Claim(epsilon=claim_eps, delta=delta_claimed)
     table = _load_table(
         data_path, plan_info.get("label_column", "identity"), plan_info.get("normalize", True)
     )
@@ -246,9 +260,6 @@ def evaluate_record(
     _writable_folder(out)
     _say(f"evaluating {len(sealed.tests)} fixed tests on the reserved split (once, ever)")
     family = sealed.evaluate()
-    claim_eps = claim_epsilon if claim_epsilon is not None else plan_info.get("claim_epsilon")
-    delta_claimed = claim_delta if claim_delta is not None else plan_info.get("claim_delta", 0.0)
-    claim = None if claim_eps is None else Claim(epsilon=claim_eps, delta=delta_claimed)
     for c in family.certificates:
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
@@ -466,6 +477,11 @@ def audit_mechanism_command(
         )
     if claim_epsilon is None and suite is not None:
         claim_epsilon = suite.claimed_epsilon
+    if claim_delta is not None and claim_epsilon is None:
+        raise ParameterError(
+            "--claim-delta needs a claimed epsilon: give --claim-epsilon too (your own mechanism "
+            "states no claim)."
+        )
     claim = None if claim_epsilon is None else Claim(epsilon=claim_epsilon, delta=claim_delta or 0.0)
     if out:
         _writable_folder(out)

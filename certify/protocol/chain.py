@@ -291,25 +291,25 @@ def _fail(where: str, message: str) -> LedgerError:
     )
 
 
-def _body(where: str, sequence: int, kind: str, text: str) -> dict[str, Any]:
-    """Parse and type-check an entry body."""
+def body_problem(kind: str, text: str) -> tuple[dict[str, Any], str]:
+    """An entry body parsed, and what is wrong with it ("" when nothing is)."""
     if kind not in _FIELDS:
-        raise _fail(where, f"entry {sequence} has an unknown kind {kind!r}")
+        return {}, f"has an unknown kind {kind!r}"
     try:
         body = json.loads(text)
     except (ValueError, RecursionError):
-        raise _fail(where, f"entry {sequence} ({kind}) has a body that is not JSON") from None
+        return {}, "has a body that is not JSON"
     if not isinstance(body, dict):
-        raise _fail(where, f"entry {sequence} ({kind}) has a body that is not a JSON object")
+        return {}, "has a body that is not a JSON object"
     for name, types in _FIELDS[kind].items():
         value = body.get(name)
         if isinstance(value, bool) or not isinstance(value, types):
-            raise _fail(where, f"entry {sequence} ({kind}) has a malformed field {name!r}: {value!r:.60}")
+            return body, f"has a malformed field {name!r}: {value!r:.60}"
         if isinstance(value, int) and not -(2**63) <= value < 2**63:
-            raise _fail(where, f"entry {sequence} ({kind}) has an out-of-range {name!r}: {value!r:.60}")
+            return body, f"has a field {name!r} beyond 64-bit integers: {value!r:.60}"
         if isinstance(value, float) and not math.isfinite(value):
-            raise _fail(where, f"entry {sequence} ({kind}) has a non-finite {name!r}")
-    return body
+            return body, f"has a non-finite field {name!r}"
+    return body, ""
 
 
 def replay(
@@ -360,7 +360,9 @@ def replay(
             )
         if entry_hash(sequence, kind, link, text, payload) != stored:
             raise _fail(where, f"entry {sequence} ({kind}) does not match its hash: it was edited")
-        body = _body(where, sequence, kind, text)
+        body, problem = body_problem(kind, text)
+        if problem:
+            raise _fail(where, f"entry {sequence} ({kind}) {problem}")
         _apply(state, where, sequence, stored, kind, body, payload)
         state.hashes.append(stored)
         state.kinds.append(kind)

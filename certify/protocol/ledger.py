@@ -27,13 +27,14 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from certify.errors import LedgerError, ReservedSplitReusedError
+from certify.errors import LedgerError, ParameterError, ReservedSplitReusedError
 from certify.protocol.chain import (
     GENESIS_PREV,
     KEY_BYTES,
     ChainState,
     Slot,
     Spend,
+    body_problem,
     canonical,
     entry_hash,
     key_words,
@@ -464,7 +465,13 @@ class Ledger:
     ) -> tuple[int, str]:
         """Append one entry after the checked head; its number and hash."""
         sequence = state.length + 1
-        text = canonical(body)
+        try:
+            text = canonical(body)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"cannot record this {kind} in the ledger ({exc}).") from exc
+        problem = body_problem(kind, text)[1]  # never write what a replay would refuse
+        if problem:
+            raise ParameterError(f"cannot record this {kind} in the ledger: it {problem}.")
         digest = entry_hash(sequence, kind, state.head, text, payload)
         con.execute(
             "INSERT INTO chain VALUES (?, ?, ?, ?, ?, ?)", (sequence, kind, text, payload, state.head, digest)
