@@ -76,7 +76,7 @@ def test_correct_certify_fails_near_nominal_on_tight_cases() -> None:
 
 @pytest.mark.parametrize("bug", TABLE_BUGS)
 def test_each_injected_bug_is_flagged(bug: str) -> None:
-    """Every injected table-route bug pushes both tight cases' failure probability significantly above 0.05."""
+    """Every table-route bug pushes both tight cases' failure probability significantly above 0.05."""
     results = run_tight_cases(bug, sealed_families=0)  # type: ignore[arg-type]
     assert [r.inject for r in results] == [bug, bug]
     assert all(r.flagged and not r.consistent for r in results)

@@ -394,7 +394,10 @@ class Ledger:
                     f"is missing or malformed ({meta.get('entries')!r:.40}). It is refused."
                 ) from None
             rows = con.execute("SELECT seq, kind, body, payload, prev, hash FROM chain ORDER BY seq")
-            state = replay(rows, where, entries=entries, head=meta.get("head"))
+            try:
+                state = replay(rows, where, entries=entries, head=meta.get("head"))
+            finally:  # an unfinished statement would keep the file locked while an error is held
+                rows.close()
         except sqlite3.DatabaseError as exc:
             raise LedgerError(
                 f"{where} is not a readable certify ledger ({exc}). It is never recreated: give "
