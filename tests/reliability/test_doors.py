@@ -35,18 +35,38 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def preregister(capsys: pytest.CaptureFixture[str], folder: Path, table: str, protocol: str, ledger: str,
-                record: str) -> int:
+def preregister(
+    capsys: pytest.CaptureFixture[str], folder: Path, table: str, protocol: str, ledger: str, record: str
+) -> int:
     """``certify preregister``; its exit code."""
-    return cli(capsys, "preregister", str(folder / protocol), "--data", str(folder / table), "--ledger",
-               str(folder / ledger), "--out", str(folder / record))[0]
+    return cli(
+        capsys,
+        "preregister",
+        str(folder / protocol),
+        "--data",
+        str(folder / table),
+        "--ledger",
+        str(folder / ledger),
+        "--out",
+        str(folder / record),
+    )[0]
 
 
-def evaluate(capsys: pytest.CaptureFixture[str], folder: Path, record: str, table: str, ledger: str,
-             out: str) -> tuple[int, str, str]:
+def evaluate(
+    capsys: pytest.CaptureFixture[str], folder: Path, record: str, table: str, ledger: str, out: str
+) -> tuple[int, str, str]:
     """``certify evaluate``."""
-    return cli(capsys, "evaluate", str(folder / record), "--data", str(folder / table), "--ledger",
-               str(folder / ledger), "--out", str(folder / out))
+    return cli(
+        capsys,
+        "evaluate",
+        str(folder / record),
+        "--data",
+        str(folder / table),
+        "--ledger",
+        str(folder / ledger),
+        "--out",
+        str(folder / out),
+    )
 
 
 @pytest.fixture
@@ -125,19 +145,25 @@ def test_door_2_deleted_evaluations_are_refused_or_detected(
         path.write_bytes(pristine)
         _sql(path, statement)
         with pytest.raises(cf.LedgerError, match=message) as info:
-            cf.audit_mechanism(LAPLACE, 0.0, 1.0, calls=20_000, seed=seed + 2, ledger=cf.Ledger(path),
-                               progress=False)
+            cf.audit_mechanism(
+                LAPLACE, 0.0, 1.0, calls=20_000, seed=seed + 2, ledger=cf.Ledger(path), progress=False
+            )
         assert "cannot be trusted" in str(info.value) and "backup" not in str(info.value)
     # a consistent rewrite: the tail dropped and the recorded count fixed too
     path.write_bytes(pristine)
     con = sqlite3.connect(path)
     head = con.execute("SELECT hash FROM chain WHERE seq = 5").fetchone()[0]
     con.close()
-    _sql(path, "DELETE FROM chain WHERE seq > 5", "UPDATE meta SET value = '5' WHERE key = 'entries'",
-         f"UPDATE meta SET value = '{head}' WHERE key = 'head'")
+    _sql(
+        path,
+        "DELETE FROM chain WHERE seq > 5",
+        "UPDATE meta SET value = '5' WHERE key = 'entries'",
+        f"UPDATE meta SET value = '{head}' WHERE key = 'head'",
+    )
     new_process(monkeypatch)
-    again = cf.audit_mechanism(LAPLACE, 0.0, 1.0, calls=20_000, seed=seed + 1, ledger=cf.Ledger(path),
-                               progress=False)
+    again = cf.audit_mechanism(
+        LAPLACE, 0.0, 1.0, calls=20_000, seed=seed + 1, ledger=cf.Ledger(path), progress=False
+    )
     assert again.evaluation == 2  # locally a valid ledger: no file can tell
     outcome = cf.verify(second, path)
     assert not outcome.verified
@@ -166,12 +192,19 @@ def test_door_3_a_ledger_copied_back_is_detected_by_verify(
     assert code == 0 and out.rstrip().endswith("verified")
     code, out, _ = cli(capsys, "verify", str(workdir / "first"), "--ledger", str(workdir / "audit.ledger"))
     assert code == 1 and "rolled back" in out and "NOT VERIFIED" in out
-    code, out, _ = cli(capsys, "verify", str(workdir / "first"), str(workdir / "second"), "--ledger",
-                       str(workdir / "audit.ledger"))
+    code, out, _ = cli(
+        capsys,
+        "verify",
+        str(workdir / "first"),
+        str(workdir / "second"),
+        "--ledger",
+        str(workdir / "audit.ledger"),
+    )
     assert code == 1 and "a second look at the same reserved data" in out
     # the auditor publishes the export: a reader holding it sees the same
-    code, _, _ = cli(capsys, "verify", "--ledger", str(workdir / "audit.ledger"), "--export",
-                     str(workdir / "export.json"))
+    code, _, _ = cli(
+        capsys, "verify", "--ledger", str(workdir / "audit.ledger"), "--export", str(workdir / "export.json")
+    )
     assert code == 0
     code, out, _ = cli(capsys, "verify", str(workdir / "first"), "--ledger", str(workdir / "export.json"))
     assert code == 1 and "rolled back" in out
@@ -191,18 +224,30 @@ def _relabelled(source: Path, target: Path, prefix: str, extra: int = 0, seed: i
             w.writerow(["newcomer", *rng.standard_normal(len(rows[0]) - 1).tolist()])
 
 
-def test_door_4_prefixed_labels_are_refused_as_spent(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_door_4_prefixed_labels_are_refused_as_spent(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Door 4: every label prefixed with ``p_``, preregistered on the same ledger: refused as spent."""
     evaluated(capsys, workdir)
     _relabelled(workdir / "table.csv", workdir / "renamed.csv", "p_")
-    code, _, err = cli(capsys, "preregister", str(workdir / "protocol.toml"), "--data",
-                       str(workdir / "renamed.csv"), "--ledger", str(workdir / "audit.ledger"), "--out",
-                       str(workdir / "rec2.json"))
+    code, _, err = cli(
+        capsys,
+        "preregister",
+        str(workdir / "protocol.toml"),
+        "--data",
+        str(workdir / "renamed.csv"),
+        "--ledger",
+        str(workdir / "audit.ledger"),
+        "--out",
+        str(workdir / "rec2.json"),
+    )
     assert code == 3 and "already used in an evaluation by protocol 'cli-test'" in err
     assert not (workdir / "rec2.json").exists()
 
 
-def discrete_table(rng: np.random.Generator, identities: int = 3, n: int = 60) -> tuple[list[str], NDArray[np.float64]]:
+def discrete_table(
+    rng: np.random.Generator, identities: int = 3, n: int = 60
+) -> tuple[list[str], NDArray[np.float64]]:
     """Identities of 0/1 rows (two bits each), identity ``i`` favouring ``(i % 2, 1)``."""
     labels, rows = [], []
     for i in range(identities):
@@ -212,7 +257,9 @@ def discrete_table(rng: np.random.Generator, identities: int = 3, n: int = 60) -
     return labels, np.vstack(rows)
 
 
-def test_door_5_a_discrete_table_with_one_more_identity_is_refused(rng: np.random.Generator, tmp_path: Path) -> None:
+def test_door_5_a_discrete_table_with_one_more_identity_is_refused(
+    rng: np.random.Generator, tmp_path: Path
+) -> None:
     """Door 5: 0/1 rows, one unrelated identity added, preregistered again: the spent pair is refused.
 
     Repeated vectors are keyed by their identity's own rows, not by the table, so another
@@ -236,7 +283,9 @@ def test_door_5_a_discrete_table_with_one_more_identity_is_refused(rng: np.rando
         draft = cf.Protocol(name="bits-again")
         names = cf.Pair(*(n for n in bigger.identities if n.endswith(("id0", "id1"))))
         draft.register(cf.FixedTest.fit(None, again.development, names, folds=3))
-        with pytest.raises(cf.ReservedSplitReusedError, match="already used in an evaluation by protocol 'bits'"):
+        with pytest.raises(
+            cf.ReservedSplitReusedError, match="already used in an evaluation by protocol 'bits'"
+        ):
             draft.seal(again.reserved, ledger=ledger)
     fresh_labels, fresh_rows = discrete_table(rng)  # fresh draws repeat the same values
     fresh = cf.EmbeddingTable.from_arrays(fresh_labels, fresh_rows).split(0.5, seed=0)
@@ -259,11 +308,22 @@ def test_door_6_normalize_false_on_the_same_rows_is_refused(
     (workdir / "normalized.toml").write_text(NORMALIZED)
     assert preregister(capsys, workdir, "table.csv", "normalized.toml", "audit.ledger", "rec.json") == 0
     assert evaluate(capsys, workdir, "rec.json", "table.csv", "audit.ledger", "first")[0] == 0
-    for name, text in (("raw.toml", PROTOCOL.replace('name = "cli-test"', 'name = "raw"')),
-                       ("reseeded.toml", NORMALIZED.replace("split_seed = 0", "split_seed = 5"))):
+    for name, text in (
+        ("raw.toml", PROTOCOL.replace('name = "cli-test"', 'name = "raw"')),
+        ("reseeded.toml", NORMALIZED.replace("split_seed = 0", "split_seed = 5")),
+    ):
         (workdir / name).write_text(text)
-        code, _, err = cli(capsys, "preregister", str(workdir / name), "--data", str(workdir / "table.csv"),
-                           "--ledger", str(workdir / "audit.ledger"), "--out", str(workdir / "rec2.json"))
+        code, _, err = cli(
+            capsys,
+            "preregister",
+            str(workdir / name),
+            "--data",
+            str(workdir / "table.csv"),
+            "--ledger",
+            str(workdir / "audit.ledger"),
+            "--out",
+            str(workdir / "rec2.json"),
+        )
         assert code == 3 and "already used in an evaluation" in err, err
 
 
@@ -344,7 +404,7 @@ def test_door_9_a_mechanism_that_reseeds_itself_is_refused(tmp_path: Path) -> No
     assert ledger.length == 1 and ledger.entries() == []  # nothing numbered, sealed or spent
 
 
-MODULE = '''
+MODULE = """
 import numpy as np
 
 def huge(x, n, rng):
@@ -352,14 +412,22 @@ def huge(x, n, rng):
 
 def laplace(x, n, rng):
     return x[0] + rng.laplace(0.0, 1.0, size=n)
-'''
+"""
 
 
 @pytest.mark.parametrize(
     "attack",
-    ["huge seed", "edited evaluation number", "64-bit evaluation number", "version-1 row 'abc'",
-     "non-UTF-8 record", "non-UTF-8 results", "integers beyond 2**53", "equal-valued inputs",
-     "claim delta alone"],
+    [
+        "huge seed",
+        "edited evaluation number",
+        "64-bit evaluation number",
+        "version-1 row 'abc'",
+        "non-UTF-8 record",
+        "non-UTF-8 results",
+        "integers beyond 2**53",
+        "equal-valued inputs",
+        "claim delta alone",
+    ],
 )
 def test_door_10_each_raw_traceback_is_a_specific_error(
     attack: str, workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, seed: int
@@ -377,7 +445,10 @@ def test_door_10_each_raw_traceback_is_a_specific_error(
     elif attack in ("edited evaluation number", "64-bit evaluation number"):
         assert cli(capsys, *audit, *pair)[0] == 0
         value = '"abc"' if attack == "edited evaluation number" else str(2**63 - 1)
-        _sql(Path(ledger), f"UPDATE chain SET body = replace(body, '\"evaluation\":1', '\"evaluation\":{value}')")
+        _sql(
+            Path(ledger),
+            f"UPDATE chain SET body = replace(body, '\"evaluation\":1', '\"evaluation\":{value}')",
+        )
         code, _, err = cli(capsys, *audit, *pair[:4], "--seed", str(seed % 2**31 + 1))
         assert "cannot be trusted" in err and "edited" in err
     elif attack == "version-1 row 'abc'":
@@ -393,8 +464,9 @@ def test_door_10_each_raw_traceback_is_a_specific_error(
         code, _, err = cli(capsys, "report", str(workdir / "results.csv"), "--out", str(workdir / "rep"))
         assert "is not UTF-8 text" in err
     elif attack == "integers beyond 2**53":
-        code, _, err = cli(capsys, "audit-mechanism", "door_mechanisms:huge", "--calls", "20000", "--ledger",
-                           ledger, *pair)
+        code, _, err = cli(
+            capsys, "audit-mechanism", "door_mechanisms:huge", "--calls", "20000", "--ledger", ledger, *pair
+        )
         assert "beyond 2**53" in err and "would merge" in err
     elif attack == "equal-valued inputs":
         code, _, err = cli(capsys, *audit, "--input-a", "[1, 1, 1]", "--input-b", "[1.0, 1.0, 1.0]")
