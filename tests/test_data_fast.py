@@ -91,8 +91,7 @@ def ref_fingerprint(parts: dict[str, list[bytes]], domain: str, dimension: int) 
 def ref_row_keys(raw: dict[str, list[bytes]], dimension: int) -> dict[str, list[bytes]]:
     """Row keys of every row, per identity, row by row from the raw rows (docstring of data._keys).
 
-    Canonical content: the row divided by its largest absolute coordinate, then by the chained
-    norm of that, with ``-0.0`` as ``0.0``, followed by the two divisors. A row unique in its
+    Content: the raw row's little-endian float64 bytes, with ``-0.0`` as ``0.0``. A row unique in its
     identity with a coordinate that is not whole is keyed by the hash of its content; other rows
     by their content, copy number and the hash of the sorted content hashes of the identity.
     """
@@ -101,11 +100,8 @@ def ref_row_keys(raw: dict[str, list[bytes]], dimension: int) -> dict[str, list[
         digests, whole = [], []
         for packed in rows:
             row = np.array(struct.unpack(f"<{dimension}d", packed))
-            peak = float(np.max(np.abs(row)))
-            scaled = row / peak
-            norm = float(np.hypot.reduce(scaled))
-            content = [float(v) + 0.0 for v in (scaled / norm).tolist()] + [peak, norm]
-            payload = b"certify.row-content.v2\x00" + struct.pack(f"<{dimension + 2}d", *content)
+            content = [float(v) + 0.0 for v in row.tolist()]
+            payload = b"certify.row-content.v2\x00" + struct.pack(f"<{dimension}d", *content)
             digests.append(hashlib.sha256(payload).digest())
             whole.append(all(v == math.floor(v) for v in row.tolist()))
         signature = hashlib.sha256(b"".join(sorted(digests))).digest()

@@ -1,12 +1,9 @@
 """Content keys of table rows: how the ledger recognizes a row whatever its label, split or cleaning.
 
-A row's key is computed from its raw content, before normalization: the row normalized as
-:meth:`~certify.EmbeddingTable.from_csv` would normalize it, together with the two scale factors
-that normalization divides by (the largest absolute coordinate, then the Euclidean norm of the
-row divided by it). This *canonical content* is the same whether or not the table was
-normalized, and distinct raw rows have distinct canonical contents (up to rows that differ in
-the last bits of a coordinate). Labels, the other identities, the split and protocol options
-take no part in it.
+A row's key is computed from its raw content, before cleaning or normalization: the float64
+bytes of the row as read (``-0.0`` taken as ``0.0``). A normalized table hashes its rows when it
+is built, before normalizing them, so the content is the same whether or not the table was
+normalized. Labels, the other identities, the split and protocol options take no part in it.
 
 Keys are 16 bytes (the first 128 bits of a SHA-256):
 
@@ -31,34 +28,13 @@ from typing import Final, final
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["KEY_BYTES", "RowKeys", "integral_rows", "normalize_rows", "sketch"]
+__all__ = ["KEY_BYTES", "RowKeys", "content_digests", "integral_rows", "sketch"]
 
 KEY_BYTES: Final = 16
 _CONTENT: Final = b"certify.row-content.v2\x00"
 _SCOPED: Final = b"certify.row-scoped.v2\x00"
 SKETCH_SIZE: Final = 32
 """Keys kept in a record's sketches (the smallest ones)."""
-
-
-def normalize_rows(
-    stack: NDArray[np.float64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """L2-normalized rows and the two factors divided by: ``(rows, max |x|, norm of x / max |x|)``.
-
-    Row by row, so the bits match normalizing the rows in any order; scaling by the largest
-    coordinate first keeps norms near ``1e308`` from overflowing. All-zero rows (never in a
-    cleaned table) give zeros and factors 0.
-    """
-    peak = np.max(np.abs(stack), axis=1) if stack.shape[1] else np.zeros(stack.shape[0])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scaled = stack / peak[:, None]
-        norm = np.hypot.reduce(scaled, axis=1)
-        out = np.ascontiguousarray(scaled / norm[:, None])
-    zero = peak == 0.0
-    if zero.any():
-        out[zero] = 0.0
-        norm = np.where(zero, 0.0, norm)
-    return out, np.asarray(peak, dtype=np.float64), np.asarray(norm, dtype=np.float64)
 
 
 def integral_rows(stack: NDArray[np.float64]) -> NDArray[np.bool_]:
@@ -75,16 +51,17 @@ def integral_rows(stack: NDArray[np.float64]) -> NDArray[np.bool_]:
     return out
 
 
-def _canonical(rows: NDArray[np.float64], scales: NDArray[np.float64] | None) -> NDArray[np.float64]:
-    """Canonical content ``(n, d + 2)``: normalized row (``-0.0`` as ``0.0``) and its two factors."""
-    if scales is None:
-        normalized, peak, norm = normalize_rows(np.ascontiguousarray(rows, dtype=np.float64))
-    else:
-        normalized, peak, norm = rows, scales[:, 0], scales[:, 1]
-    out = np.empty((rows.shape[0], rows.shape[1] + 2), dtype="<f8")
-    np.add(normalized, 0.0, out=out[:, :-2])  # -0.0 + 0.0 is 0.0
-    out[:, -2] = peak
-    out[:, -1] = norm
+def content_digests(rows: NDArray[np.float64]) -> list[bytes]:
+    """SHA-256 of each raw row's content: its little-endian float64 bytes, ``-0.0`` taken as ``0.0``."""
+    content = np.ascontiguousarray(np.add(rows, 0.0), dtype="<f8")  # -0.0 + 0.0 is 0.0
+    width = content.itemsize * (content.shape[1] if content.ndim == 2 else 0)
+    buffer = content.data.cast("B")
+    base = hashlib.sha256(_CONTENT)
+    out: list[bytes] = []
+    for i in range(content.shape[0]):
+        h = base.copy()
+        h.update(buffer[i * width : (i + 1) * width])
+        out.append(h.digest())
     return out
 
 
@@ -95,27 +72,27 @@ class RowKeys:
     Parameters
     ----------
     rows : Mapping[str, numpy.ndarray]
-        The table's rows per identity (normalized when ``scales`` is given, raw otherwise).
-    scales : Mapping[str, numpy.ndarray], optional
-        Per identity, ``(n, 2)`` factors the raw rows were divided by (normalized tables).
+        The table's rows per identity (raw unless ``digests`` is given).
+    digests : Mapping[str, list of bytes], optional
+        Per identity, :func:`content_digests` of the raw rows (normalized tables: computed
+        before normalizing, since the raw rows are gone afterwards).
     integral : Mapping[str, numpy.ndarray], optional
-        Per identity, whether each raw row holds whole numbers only (needed when normalized:
-        the raw rows are gone).
+        Per identity, whether each raw row holds whole numbers only (given with ``digests``).
     fixed : Mapping[str, numpy.ndarray], optional
         Keys given as they are (a table restored from a pickle).
     """
 
-    __slots__ = ("_cache", "_integral", "_rows", "_scales")
+    __slots__ = ("_cache", "_digests", "_integral", "_rows")
 
     def __init__(
         self,
         rows: Mapping[str, NDArray[np.float64]],
-        scales: Mapping[str, NDArray[np.float64]] | None = None,
+        digests: Mapping[str, list[bytes]] | None = None,
         integral: Mapping[str, NDArray[np.bool_]] | None = None,
         fixed: Mapping[str, NDArray[np.uint8]] | None = None,
     ) -> None:
         self._rows = dict(rows)
-        self._scales = None if scales is None else dict(scales)
+        self._digests = None if digests is None else dict(digests)
         self._integral = None if integral is None else dict(integral)
         self._cache: dict[str, NDArray[np.uint8]] = {} if fixed is None else dict(fixed)
 
@@ -127,18 +104,10 @@ class RowKeys:
         return found
 
     def _compute(self, identity: str) -> NDArray[np.uint8]:
-        """Hash each row's canonical content; scope repeated and whole-number rows by the identity."""
+        """Hash each row's raw content; scope repeated and whole-number rows by the identity."""
         rows = self._rows[identity]
-        content = _canonical(rows, None if self._scales is None else self._scales[identity])
-        n = content.shape[0]
-        width = content.itemsize * content.shape[1]
-        buffer = content.data.cast("B")
-        base = hashlib.sha256(_CONTENT)
-        digests: list[bytes] = []
-        for i in range(n):
-            h = base.copy()
-            h.update(buffer[i * width : (i + 1) * width])
-            digests.append(h.digest())
+        digests = content_digests(rows) if self._digests is None else self._digests[identity]
+        n = len(digests)
         whole = integral_rows(rows) if self._integral is None else self._integral[identity]
         seen: dict[bytes, int] = {}
         for d in digests:

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from certify._core import FrozenMap
-from certify.data._keys import RowKeys, integral_rows, normalize_rows
+from certify.data._keys import RowKeys, content_digests, integral_rows
 from certify.data._rows import (
     NORM_FLOOR,
     _at_or_below_floor,
@@ -22,6 +22,7 @@ from certify.data._rows import (
     _first_copies,
     _readonly,
     _squared_norms,
+    normalize_rows,
 )
 from certify.data.splits import ReservedSplit
 from certify.errors import DataError, ParameterError
@@ -405,23 +406,24 @@ class EmbeddingTable:
         first = _first_copies(stack)
         repeated = np.asarray(np.bincount(first, minlength=first.size)[first] > 1, dtype=bool)
         within, across = _duplicates(names, stack_codes, first, repeated)
-        scales = whole = None
-        if normalize:  # the raw rows' keys need what normalization divides by, and integrality
+        raw_digests: list[bytes] | None = None
+        whole = None
+        if normalize:  # row keys come from the raw rows: hash them before they are normalized
             whole = integral_rows(stack)
-            stack, peak, norm = normalize_rows(stack)
-            scales = np.column_stack([peak, norm])
+            raw_digests = content_digests(stack)
+            stack = normalize_rows(stack)[0]
         stack.setflags(write=False)
         counts = np.bincount(stack_codes, minlength=len(names))
         ends = np.cumsum(counts).tolist()
         rows: dict[str, NDArray[np.float64]] = {}
-        factors: dict[str, NDArray[np.float64]] = {}
+        digests: dict[str, list[bytes]] = {}
         integral: dict[str, NDArray[np.bool_]] = {}
         start = 0
         for name, count, end in zip(names, counts.tolist(), ends, strict=True):
             if count:  # identities whose every row was dropped are absent
                 rows[name] = stack[start:end]
-                if scales is not None and whole is not None:
-                    factors[name], integral[name] = scales[start:end], whole[start:end]
+                if raw_digests is not None and whole is not None:
+                    digests[name], integral[name] = raw_digests[start:end], whole[start:end]
             start = end
         report = CleaningReport(
             rows_read=len(labels),
@@ -433,7 +435,7 @@ class EmbeddingTable:
         )
         table = cls._owning(rows, report)
         if normalize:
-            table._keys = RowKeys(table._rows, factors, integral)
+            table._keys = RowKeys(table._rows, digests, integral)
         return table
 
     # -- access -------------------------------------------------------------------------------
