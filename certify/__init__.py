@@ -7,7 +7,7 @@ lower confidence bound, issued only by evaluating a sealed :class:`Protocol` onc
 
 from certify._core import Pair
 from certify.blackbox.audit import MechanismAudit, audit_mechanism
-from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.data import (
     CleaningReport,
     DevTestSplit,
@@ -61,6 +61,7 @@ from certify.results import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnyClaim",
     "AuditTable",
     "BoundPlan",
     "Certificate",
@@ -75,6 +76,7 @@ __all__ = [
     "ErrorRateEvidence",
     "EstimatorError",
     "FixedTest",
+    "GDPClaim",
     "ImmutableResultError",
     "Inconclusive",
     "Ledger",
@@ -89,6 +91,7 @@ __all__ = [
     "ParameterError",
     "PopulationEstimate",
     "PreregistrationRecord",
+    "ProfileClaim",
     "Protocol",
     "ProtocolError",
     "ProtocolSealedError",
@@ -102,6 +105,7 @@ __all__ = [
     "StatusError",
     "Summary",
     "Verification",
+    "ZCDPClaim",
     "audit_mechanism",
     "audit_pairs",
     "gauss_mech",

@@ -134,6 +134,24 @@ class Pair:
         return f"{self.a}~{self.b}"
 
 
+def lower_bound_text(value: float, decimals: int = 3) -> str:
+    """A lower bound with ``decimals`` decimals, rounded down: never stated higher than it is.
+
+    The one rounding rule of every printed certificate (tables, sentences, verdicts, figures,
+    command lines); infinity is spelled ``+inf``.
+
+    Examples
+    --------
+    >>> lower_bound_text(1.6449), lower_bound_text(1.645), lower_bound_text(1.93857, 4)
+    ('1.644', '1.645', '1.9385')
+    """
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    scale = 10**decimals
+    # the small allowance keeps a value printed exactly (1.645 stored as 1.64499...) from dropping
+    return f"{math.floor(value * scale + 1e-9) / scale:.{decimals}f}"
+
+
 def check_delta(value: object, name: str = "delta") -> float:
     """Validate a DP delta in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

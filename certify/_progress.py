@@ -2,9 +2,13 @@
 
 On a terminal the bar redraws in place (tqdm). When stderr is redirected to a file or a pipe, a
 redrawn bar would leave hundreds of carriage-return-joined fragments in the log, so
-:class:`Progress` writes whole lines instead, and only a few: when the work passes each further
-tenth of its total and when :data:`LINE_INTERVAL` seconds passed since the last line (both
-checked at updates), plus one final line.
+:class:`Progress` writes whole lines instead, and only a few: when the count of finished tasks
+passes each further tenth of its total and when :data:`LINE_INTERVAL` seconds passed since the
+last line (both checked at updates), plus one final line. A terminal that reports no size (a
+pseudo-terminal of width 0, where tqdm draws nothing) gets the lines too.
+
+The percentage shown is always the share of tasks finished, so it matches the count beside it;
+task weights (expected costs), when given, drive only the estimated time left.
 """
 
 from __future__ import annotations
@@ -29,12 +33,20 @@ def _clock(seconds: float) -> str:
 
 
 def _is_terminal(stream: TextIO) -> bool:
-    """Whether ``stream`` is an interactive terminal."""
+    """Whether ``stream`` is an interactive terminal with a known width (a bar can be drawn)."""
+    import os
+
     isatty = getattr(stream, "isatty", None)
     try:
-        return bool(isatty()) if callable(isatty) else False
+        if not (callable(isatty) and isatty()):
+            return False
     except (OSError, ValueError):  # a closed or detached stream
         return False
+    fileno = getattr(stream, "fileno", None)
+    try:
+        return os.get_terminal_size(fileno()).columns > 0 if callable(fileno) else True
+    except (OSError, ValueError):  # no file descriptor, or not one with a window size
+        return True
 
 
 class Progress:
@@ -62,7 +74,8 @@ class Progress:
     -----
     Use it as a context manager or call :meth:`close`; the bar or the last line is finished at
     the end. Plain lines read ``"{label} {done}/{count} ({percent}%) elapsed h:mm:ss eta
-    h:mm:ss"``.
+    h:mm:ss"``, the bar ``"{label} |####  | {done}/{count} ({percent}%) elapsed mm:ss, eta
+    h:mm:ss"``; ``percent`` is ``100 * done / count``, and the ETA follows the weights.
 
     Examples
     --------
@@ -107,14 +120,16 @@ class Progress:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=self.total_weight,
+                total=self.count,
                 desc=label,
                 file=self._stream,
-                bar_format="{desc} |{bar}| {percentage:3.0f}% {postfix} [{elapsed}<{remaining}]",
+                bar_format=(
+                    "{desc} |{bar}| {n_fmt}/{total_fmt} ({percentage:3.0f}%) elapsed {elapsed}{postfix}"
+                ),
                 dynamic_ncols=True,
                 leave=True,
             )
-            self._bar.set_postfix_str(f"0/{self.count}", refresh=False)
+            self._bar.set_postfix_str("eta ?", refresh=False)
         else:
             self._line()
 
@@ -126,16 +141,26 @@ class Progress:
 
     @property
     def share(self) -> float:
-        """Share of the total weight done, in [0, 1]."""
+        """Share of the tasks done, in [0, 1] (the percentage shown)."""
+        return min(1.0, self.done / self.count) if self.count > 0 else 1.0
+
+    @property
+    def work_share(self) -> float:
+        """Share of the total weight done, in [0, 1] (what the ETA follows)."""
         if self.total_weight <= 0.0:
             return 1.0 if self.done >= self.count else 0.0
         return min(1.0, self.done_weight / self.total_weight)
 
+    def _eta(self) -> str:
+        """Estimated time left from the weights done so far, h:mm:ss (``?`` before any)."""
+        if self.done_weight <= 0:
+            return "?"
+        left = max(0.0, self.total_weight - self.done_weight)
+        return _clock((self._clock() - self._start) / self.done_weight * left)
+
     def _steps_done(self) -> int:
-        """Whole ``1 / LINE_STEPS`` shares done (exact for integer weights)."""
-        if self.total_weight <= 0.0:
-            return LINE_STEPS if self.done >= self.count else 0
-        return min(LINE_STEPS, int(self.done_weight * LINE_STEPS // self.total_weight))
+        """Whole ``1 / LINE_STEPS`` shares of the tasks done."""
+        return min(LINE_STEPS, self.done * LINE_STEPS // self.count) if self.count > 0 else LINE_STEPS
 
     def update(self, weight: float = 1.0) -> None:
         """Record one finished task of the given weight."""
@@ -144,8 +169,8 @@ class Progress:
         if not self.enabled or self._closed:
             return
         if self._bar is not None:
-            self._bar.set_postfix_str(f"{self.done}/{self.count}", refresh=False)
-            self._bar.update(weight)
+            self._bar.set_postfix_str(f"eta {self._eta()}", refresh=False)
+            self._bar.update(1)
         else:
             now = self._clock()
             if self._steps_done() >= self._next_step or now - self._last_line >= LINE_INTERVAL:
@@ -167,13 +192,9 @@ class Progress:
     def _line(self) -> None:
         """Write one plain progress line."""
         now = self._clock()
-        elapsed = now - self._start
-        share = self.share
-        left = max(0.0, self.total_weight - self.done_weight)
-        eta = "?" if self.done_weight <= 0 else _clock(elapsed / self.done_weight * left)
         self._stream.write(
-            f"{self.label} {self.done}/{self.count} ({100 * share:.0f}%) "
-            f"elapsed {_clock(elapsed)} eta {eta}\n"
+            f"{self.label} {self.done}/{self.count} ({100 * self.share:.0f}%) "
+            f"elapsed {_clock(now - self._start)} eta {self._eta()}\n"
         )
         self._stream.flush()
         self._last_line = now

@@ -64,8 +64,8 @@ def _cmd_preregister(args: argparse.Namespace) -> int:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """``certify evaluate``."""
     return _call(
-        commands.evaluate_record, args, "out", "claim_epsilon", "claim_delta",
-        record_path="record", data_path="data", ledger_path="ledger",
+        commands.evaluate_record, args, "out", "claim_epsilon", "claim_delta", "claim_gdp",
+        "claim_zcdp", "claim_profile", record_path="record", data_path="data", ledger_path="ledger",
     )
 
 
@@ -80,8 +80,21 @@ def _cmd_audit_mechanism(args: argparse.Namespace) -> int:
     """``certify audit-mechanism``."""
     return _call(
         commands.audit_mechanism_command, args, "mechanism", "input_a", "input_b", "calls", "seed",
-        "confidence_level", "delta", "tests", "claim_epsilon", "claim_delta", "workers",
-        "backend", "scheduler", "out", ledger_path="ledger", as_json="json",
+        "confidence_level", "delta", "tests", "claim_epsilon", "claim_delta", "claim_gdp",
+        "claim_zcdp", "claim_profile", "workers", "backend", "scheduler", "out",
+        ledger_path="ledger", as_json="json",
+    )
+
+
+def _curve_claim_options(parser: argparse.ArgumentParser) -> None:
+    """``--claim-gdp``, ``--claim-zcdp`` and ``--claim-profile`` (instead of --claim-epsilon)."""
+    parser.add_argument("--claim-gdp", type=float, metavar="MU", help="claim: the mechanism is MU-GDP")
+    parser.add_argument("--claim-zcdp", type=float, metavar="RHO", help="claim: the mechanism is RHO-zCDP")
+    parser.add_argument(
+        "--claim-profile",
+        metavar="MODULE:FUNCTION",
+        help="claim: a privacy profile epsilon -> delta, or a dp_accounting privacy loss "
+        "distribution (IMPORTS AND RUNS YOUR CODE)",
     )
 
 
@@ -176,6 +189,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--out", required=True, help="report folder")
     ev.add_argument("--claim-epsilon", type=float, help="claimed epsilon to test (default: protocol's)")
     ev.add_argument("--claim-delta", type=float, help="claimed delta (default: protocol's)")
+    _curve_claim_options(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     am = sub.add_parser(
@@ -200,6 +214,7 @@ def _parser() -> argparse.ArgumentParser:
     am.add_argument("--tests", default="certify", help="'certify', 'paper' or family names, comma-separated")
     am.add_argument("--claim-epsilon", type=float, help="claimed epsilon (default: the suite's claim)")
     am.add_argument("--claim-delta", type=float, help="claimed delta (default 0)")
+    _curve_claim_options(am)
     am.add_argument("--ledger", help="ledger file (default: $CERTIFY_LEDGER or a per-user ledger)")
     am.add_argument("--workers", type=int, default=1, help="processes for the reserved calls")
     am.add_argument("--backend", choices=("local", "dask"), default="local")

@@ -7,13 +7,18 @@ The command line (:mod:`certify.cli`) parses arguments and maps errors to exit c
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from certify import plan as _plan
+from certify._core import lower_bound_text
 from certify.errors import ParameterError, RecordError
+
+if TYPE_CHECKING:
+    from certify.claims import AnyClaim
 
 __all__ = [
     "describe_table",
@@ -131,12 +136,12 @@ def describe_table(
     from certify.data import sample_pairs
     from certify.methods.audit import audit_pairs
     from certify.report import auc_histogram, describe_markdown, manifest, mmd_histogram, write_report
+    from certify.workflow import candidate_rule
 
     table = _load_table(table_path, label_column, not no_normalize)
-    n_all = len(table.identities) * (len(table.identities) - 1) // 2
-    pairs = sample_pairs(table.identities, count=min(n_pairs, n_all), seed=seed)
+    pairs = sample_pairs(table.identities, count=n_pairs, seed=seed)
     chosen: tuple[Any, ...] = tuple(m.strip() for m in methods.split(","))
-    _say(f"auditing {len(pairs)} pairs with {', '.join(chosen)}")
+    _say(f"auditing {candidate_rule(n_pairs, len(table.identities))} with {', '.join(chosen)}")
     audit = audit_pairs(
         table,
         pairs,
@@ -152,6 +157,8 @@ def describe_table(
             f"{summary.method:16s} [{summary.status}] median {value} = {summary.median:.4g} "
             f"over {summary.count} pairs (+inf: {summary.n_infinite}{extra})"
         )
+    for line in audit.skipped_lines():
+        print(line)
     if out:
         figures = []
         if "mmd_tv" in chosen:
@@ -214,11 +221,14 @@ def evaluate_record(
     out: str,
     claim_epsilon: float | None,
     claim_delta: float | None,
+    claim_gdp: float | None = None,
+    claim_zcdp: float | None = None,
+    claim_profile: str | None = None,
 ) -> int:
     """The one-shot test: evaluate a sealed record on its reserved rows and write the report."""
     import attrs
 
-    from certify.claims import Claim, refute
+    from certify.claims import refute
     from certify.protocol import PreregistrationRecord, SealedProtocol
     from certify.protocol.ledger import Ledger
     from certify.report import (
@@ -227,6 +237,7 @@ def evaluate_record(
         evaluation_markdown,
         manifest,
         safe_path,
+        tradeoff_region,
         write_atomic,
         write_report,
     )
@@ -243,15 +254,11 @@ def evaluate_record(
         raise RecordError(f"cannot read record {record_path!r}: {exc.strerror}.") from exc
     record = PreregistrationRecord.from_json(text)
     plan_info = record.content.get("annotations", {}).get("plan", {})
-    claim_eps = claim_epsilon if claim_epsilon is not None else plan_info.get("claim_epsilon")
-    if claim_delta is not None and claim_eps is None:
-        raise ParameterError(
-            "--claim-delta needs a claimed epsilon: give --claim-epsilon too (the protocol states "
-            "no claim_epsilon)."
-        )
-    delta_claimed = claim_delta if claim_delta is not None else plan_info.get("claim_delta", 0.0)
     # the claim is checked before anything is spent
-    claim = None if claim_eps is None else Claim(epsilon=claim_eps, delta=delta_claimed)
+    claim = claim_from_options(
+        epsilon=claim_epsilon, delta=claim_delta, gdp_mu=claim_gdp, zcdp_rho=claim_zcdp,
+        profile=claim_profile, default=_record_claim(plan_info),
+    )
     table = _load_table(
         data_path, plan_info.get("label_column", "identity"), plan_info.get("normalize", True)
     )
@@ -264,10 +271,11 @@ def evaluate_record(
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
             if isinstance(c.evidence, ErrorRateEvidence)
-            else f"MMD lower bound {c.evidence.mmd_lower:.4f} from {c.n_class0}+{c.n_class1} rows"
+            else f"MMD lower bound {lower_bound_text(c.evidence.mmd_lower, 4)} from "
+            f"{c.n_class0}+{c.n_class1} rows"
         )
         print(
-            f"{c.pair}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, "
+            f"{c.pair}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, "
             f"{family.confidence_level:g} simultaneous] {basis}"
         )
     if claim is not None:
@@ -291,6 +299,7 @@ def evaluate_record(
     figures = [
         ("Certified lower bounds", certificate_bars(family, claim)),
         ("Confidence corners", confidence_corners(family)),
+        ("Certified region and claimed curve", tradeoff_region(family, claim)),
     ]
     md = evaluation_markdown(family, claim=claim, man=man, figures=[c for c, _ in figures])
     md_path, html_path = write_report(out, "evaluation", md, figures, title="certify evaluation")
@@ -398,32 +407,118 @@ def plan_report(
 
 def _load_mechanism(spec: str) -> tuple[Any, Any]:
     """A suite mechanism by name, or the user's ``module:function`` (imported: runs their code)."""
-    import importlib
-
     from certify.blackbox.suite import SUITE
     from certify.errors import ParameterError
 
     if spec in SUITE:
         return SUITE[spec], SUITE[spec]
-    module_name, sep, qualname = spec.partition(":")
-    if not sep or not module_name or not qualname:
+    if ":" not in spec:
         raise ParameterError(
             f"mechanism must be a suite name ({', '.join(SUITE)}) or module:function; got {spec!r}."
         )
+    target = _import_object(spec, "mechanism")
+    if not callable(target):
+        raise ParameterError(f"{spec} is not callable; it must be mechanism(x, n, rng).")
+    return target, None
+
+
+def _import_object(spec: str, role: str) -> Any:
+    """The object ``module:qualname`` names (imports the module: runs the user's code)."""
+    import importlib
+
+    from certify.errors import ParameterError
+
+    module_name, sep, qualname = spec.partition(":")
+    if not sep or not module_name or not qualname:
+        raise ParameterError(f"{role} must be module:function; got {spec!r}.")
+    # as `python -c "import module"` would: the current folder first (an installed `certify`
+    # script has its own folder there instead); it stays for the workers that import it again
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise ParameterError(
-            f"cannot import module {module_name!r} for mechanism {spec!r} ({exc}). Run from the "
-            "folder that holds it or install it."
+            f"cannot import module {module_name!r} for {role} {spec!r} ({exc}) from the "
+            f"current folder {here!r} or the installed packages. Run from the folder that holds "
+            f"{module_name.split('.')[0]}.py, or install it."
         ) from exc
     for part in qualname.split("."):
         if not hasattr(target, part):
             raise ParameterError(f"module {module_name!r} has no attribute {qualname!r}.")
         target = getattr(target, part)
-    if not callable(target):
-        raise ParameterError(f"{spec} is not callable; it must be mechanism(x, n, rng).")
-    return target, None
+    return target
+
+
+def _record_claim(plan: Mapping[str, Any]) -> AnyClaim | None:
+    """The claim a protocol file stated, from its plan in the record's annotations."""
+    from certify.claims import Claim, GDPClaim, ProfileClaim, ZCDPClaim
+
+    if plan.get("claim_epsilon") is not None:
+        return Claim(plan["claim_epsilon"], plan.get("claim_delta", 0.0))
+    if plan.get("claim_gdp_mu") is not None:
+        return GDPClaim(plan["claim_gdp_mu"])
+    if plan.get("claim_zcdp_rho") is not None:
+        return ZCDPClaim(plan["claim_zcdp_rho"])
+    if plan.get("claim_profile") is not None:
+        points = [(float(e), float(d)) for e, d in plan["claim_profile"]]
+        return ProfileClaim.from_points(points, name="profile of the protocol file")
+    return None
+
+
+def claim_from_options(
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    gdp_mu: float | None = None,
+    zcdp_rho: float | None = None,
+    profile: str | None = None,
+    default: AnyClaim | None = None,
+) -> AnyClaim | None:
+    """The claim the command line states (at most one kind), else ``default``.
+
+    ``profile`` is ``module:function``: a callable ``epsilon -> delta``, or a
+    ``dp_accounting`` privacy loss distribution (an object with ``get_delta_for_epsilon``);
+    importing it runs the user's code.
+    """
+    from certify.claims import Claim, GDPClaim, ProfileClaim, ZCDPClaim
+    from certify.errors import ParameterError
+
+    given = [
+        name for name, value in (
+            ("--claim-epsilon", epsilon), ("--claim-gdp", gdp_mu), ("--claim-zcdp", zcdp_rho),
+            ("--claim-profile", profile),
+        ) if value is not None
+    ]
+    if len(given) > 1:
+        raise ParameterError(f"state one claim; got {' and '.join(given)}. Keep one of them.")
+    if delta is not None and gdp_mu is None and zcdp_rho is None and profile is None and epsilon is None:
+        if not isinstance(default, Claim):
+            raise ParameterError(
+                "--claim-delta belongs to a point claim: give --claim-epsilon with it (curve "
+                "claims --claim-gdp, --claim-zcdp, --claim-profile state their own deltas)."
+            )
+        return Claim(default.epsilon, delta)
+    if delta is not None and epsilon is None:
+        raise ParameterError(f"--claim-delta belongs to --claim-epsilon, not to {given[0]}; drop it.")
+    if epsilon is not None:
+        return Claim(epsilon, 0.0 if delta is None else delta)
+    if gdp_mu is not None:
+        return GDPClaim(gdp_mu)
+    if zcdp_rho is not None:
+        return ZCDPClaim(zcdp_rho)
+    if profile is not None:
+        found = _import_object(profile, "--claim-profile")
+        if callable(getattr(found, "get_delta_for_epsilon", None)):
+            return ProfileClaim.from_pld(found, name=profile)
+        if not callable(found):
+            raise ParameterError(
+                f"--claim-profile {profile} must name a function epsilon -> delta or a "
+                "dp_accounting privacy loss distribution."
+            )
+        return ProfileClaim(found, name=profile)
+    return default
 
 
 def _json_input(text: str | None, name: str) -> Any:
@@ -453,6 +548,9 @@ def audit_mechanism_command(
     claim_epsilon: float | None,
     claim_delta: float | None,
     ledger_path: str | None,
+    claim_gdp: float | None = None,
+    claim_zcdp: float | None = None,
+    claim_profile: str | None = None,
     workers: int,
     backend: str,
     scheduler: str | None,
@@ -460,10 +558,12 @@ def audit_mechanism_command(
     out: str | None,
 ) -> int:
     """Audit a suite mechanism or the user's function; print the result, write the report."""
+    from certify._core import check_confidence_level
     from certify.blackbox.audit import audit_mechanism, default_ledger
-    from certify.claims import Claim
+    from certify.claims import Claim, claim_parameter
+    from certify.data.draws import mechanism_identity
     from certify.errors import ParameterError
-    from certify.protocol.ledger import Ledger
+    from certify.protocol.ledger import Ledger, evaluation_share
     from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
     mech, suite = _load_mechanism(mechanism)
@@ -475,24 +575,28 @@ def audit_mechanism_command(
             f"{mechanism} is your own function: give its two neighbouring inputs with --input-a "
             "and --input-b (JSON)."
         )
-    if claim_epsilon is None and suite is not None:
-        claim_epsilon = suite.claimed_epsilon
-    if claim_delta is not None and claim_epsilon is None:
-        raise ParameterError(
-            "--claim-delta needs a claimed epsilon: give --claim-epsilon too (your own mechanism "
-            "states no claim)."
-        )
-    claim = None if claim_epsilon is None else Claim(epsilon=claim_epsilon, delta=claim_delta or 0.0)
+    claim = claim_from_options(
+        epsilon=claim_epsilon, delta=claim_delta, gdp_mu=claim_gdp, zcdp_rho=claim_zcdp,
+        profile=claim_profile,
+        default=None if suite is None else Claim(epsilon=suite.claimed_epsilon, delta=0.0),
+    )
     if out:
         _writable_folder(out)
     ledger = default_ledger() if ledger_path is None else Ledger(ledger_path)
     family_names: Any = tests if tests in ("certify", "paper") else [t.strip() for t in tests.split(",")]
     pairs = None if a is not None else [(list(x), list(y)) for x, y in suite.input_pairs]
     which = "the given inputs" if pairs is None else f"{len(pairs)} candidate input pairs"
-    _say(f"auditing {mechanism} with {calls} calls on {which}; ledger {ledger.path}")
+    check_confidence_level(confidence_level, "--confidence-level")
+    k = len(ledger.evaluations(mechanism_identity(mech))) + 1
+    level = 1.0 - (1.0 - confidence_level) * evaluation_share(k)
+    _say(
+        f"auditing {mechanism} with {calls} calls on {which}: evaluation {k} of this mechanism "
+        f"in ledger {ledger.path}, certified at level {level:.4f}"
+        + ("" if k == 1 else f" ({k - 1} earlier, every one counted)")
+    )
     audit = audit_mechanism(
         mech, a, b, inputs=pairs, calls=calls, confidence_level=confidence_level, delta=delta,
-        tests=family_names, seed=seed, ledger=ledger, progress=not as_json, workers=workers,
+        claim=claim, tests=family_names, seed=seed, ledger=ledger, progress=not as_json, workers=workers,
         backend=backend,  # type: ignore[arg-type]
         scheduler=scheduler, name=mechanism,
     )
@@ -502,12 +606,20 @@ def audit_mechanism_command(
     else:
         c = audit.certificate
         print(
-            f"{audit.mechanism}: epsilon_lower = {c.epsilon_lower:.4f} [Certificate, level "
+            f"{audit.mechanism}: epsilon_lower = {lower_bound_text(c.epsilon_lower, 4)} [Certificate, level "
             f"{audit.level_used:.4f}; evaluation {audit.evaluation} of this mechanism, all at "
             f"{audit.confidence_level:g}] on {c.pair} with {audit.chosen}"
         )
+        if claim is not None and not isinstance(claim, Claim):
+            name = claim_parameter(claim)[0]
+            value = c.mu_lower if name == "mu" else c.rho_lower if name == "rho" else None
+            if value is not None:
+                print(
+                    f"{audit.mechanism}: {name}_lower = {lower_bound_text(value, 4)} [Certificate, level "
+                    f"{audit.level_used:.4f}]"
+                )
         if claim is not None:
-            print(f"claim epsilon = {claim.epsilon:g}: {summary['verdict']}")
+            print(f"claim {claim.describe()}: {summary['verdict']}")
     if out:
         published = (
             [(p.tool, p.epsilon_lower, p.confidence_level) for p in suite.published]
@@ -516,6 +628,8 @@ def audit_mechanism_command(
         md_path, html_path = write_mechanism_report(
             audit, out, ledger=ledger, seed=seed, claim=claim, workers=workers,
             extra={"backend": backend}, published=published, summary=summary,
+            exact=None if suite is None or suite.true_epsilon is None
+            else (suite.true_epsilon, suite.true_epsilon_note),
         )
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK
@@ -547,7 +661,8 @@ def selftest_report(*, quick: bool, inject: str, tight_only: bool, seed: int, wo
         length = "about a minute" if quick else "several minutes"
         _say(f"route Monte Carlo: {length} on 2 cores (--tight-only skips it)")
     report = run_selftest(
-        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed
+        quick=quick, workers=workers, inject=check_injection(inject), routes=not tight_only, seed=seed,
+        progress=True,
     )
     print(report.to_text())
     return EXIT_OK if report.consistent else 1

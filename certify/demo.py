@@ -19,6 +19,8 @@ from typing import Final
 
 import numpy as np
 
+from certify._core import lower_bound_text
+
 __all__ = ["DEMO_PROTOCOL", "make_demo_table", "run_demo"]
 
 DEMO_PROTOCOL: Final = """\
@@ -134,7 +136,7 @@ def run_demo(out: Path, say: Callable[[str], None] = print) -> int:
             "below the truth, as a valid bound must be" if c["epsilon_lower"] <= ref else "ABOVE THE TRUTH"
         )
         print(
-            f"  {a}~{b}: certified epsilon_lower = {c['epsilon_lower']:.3f} [Certificate]; "
+            f"  {a}~{b}: certified epsilon_lower = {lower_bound_text(c['epsilon_lower'])} [Certificate]; "
             f"exact epsilon = {ref:.3f} [known reference] -> {verdict}"
         )
     print("\n== 4. a second evaluation of the same reserved rows is refused ==")

@@ -48,9 +48,14 @@ class StatusError(TypeError, CertifyError):
 class ImmutableResultError(FrozenInstanceError, CertifyError):
     """A field of a result, claim or record was assigned to; results never change once issued."""
 
-    # attrs' FrozenError pins ``args`` to a class-level constant; restore the per-instance
-    # arguments so ``e.args``, pickling and logging see the real message.
+    # attrs' FrozenError pins ``args`` to a class-level constant (attrs 23) or takes no
+    # message at all (attrs 26); restore the per-instance arguments so ``e.args``, pickling
+    # and logging see the real message, whichever attrs is installed.
     args = BaseException.args
+
+    def __init__(self, message: str = "can't set attribute") -> None:
+        AttributeError.__init__(self, message)
+        self.msg = message
 
 
 class ProtocolError(RuntimeError, CertifyError):

@@ -24,6 +24,7 @@ from certify.plan import alpha_of_test
 from certify.stats._mmd_bounds import theorem7_slack
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.mmd import mmd_pure_dp_epsilon_lower
+from certify.stats.tradeoff import gdp_mu_lower, tv_mu_lower, tv_rho_lower, zcdp_rho_lower
 
 if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
     from attrs import Attribute
@@ -308,6 +309,14 @@ class ErrorRateEvidence:
         """Eq. 16 from the two error bounds at ``delta``."""
         return epsilon_lower_from_error_bounds(self.u_fpr, self.u_fnr, check_delta(delta))
 
+    def mu_lower(self) -> float:
+        """Smallest ``mu`` of Gaussian DP compatible with the two error bounds."""
+        return float(gdp_mu_lower(self.u_fpr, self.u_fnr))
+
+    def rho_lower(self) -> float:
+        """Smallest ``rho`` of zCDP compatible with the two error bounds (every Renyi order)."""
+        return float(zcdp_rho_lower(self.u_fpr, self.u_fnr, refine=True))
+
 
 @final
 @attrs.frozen(order=False)
@@ -357,6 +366,19 @@ class MMDEvidence:
     def epsilon_lower_at(self, delta: float) -> float:
         """Epsilon implied by ``mmd_lower`` at ``delta`` (Eq. 14 and the hockey-stick bound)."""
         return mmd_pure_dp_epsilon_lower(self.mmd_lower, check_delta(delta))
+
+    @property
+    def tv_lower(self) -> float:
+        """The lower bound on the total variation distance, ``mmd_lower / sqrt 2`` (kernel in [0, 1])."""
+        return min(self.mmd_lower / math.sqrt(2.0), 1.0)
+
+    def mu_lower(self) -> float:
+        """Smallest ``mu`` of Gaussian DP compatible with ``tv_lower``."""
+        return tv_mu_lower(self.tv_lower)
+
+    def rho_lower(self) -> float:
+        """Smallest ``rho`` of zCDP compatible with ``tv_lower`` (Pinsker)."""
+        return tv_rho_lower(self.tv_lower)
 
 
 Evidence: TypeAlias = ErrorRateEvidence | MMDEvidence
@@ -506,6 +528,32 @@ class Certificate:
             If ``delta`` is outside [0, 1).
         """
         return self.evidence.epsilon_lower_at(delta)
+
+    @property
+    def mu_lower(self) -> float:
+        """Certified: the mechanism is not ``mu``-GDP for any ``mu`` below this.
+
+        With at least ``confidence_level`` confidence (the family's, simultaneously), under
+        the iid model. A decision-rule certificate gives
+        ``Phi^-1(1 - u_fpr) + Phi^-1(1 - u_fnr)`` (:func:`certify.stats.tradeoff.gdp_mu_lower`):
+        ``mu``-GDP forbids a test whose two error rates lie below the Gaussian trade-off curve,
+        and the true rates lie below their bounds. An MMD certificate gives
+        ``2 Phi^-1((1 + TV) / 2)`` from its lower bound on the total variation distance.
+        """
+        return self.evidence.mu_lower()
+
+    @property
+    def rho_lower(self) -> float:
+        """Certified: the mechanism is not ``rho``-zCDP for any ``rho`` below this.
+
+        With at least ``confidence_level`` confidence (the family's, simultaneously), under
+        the iid model. A decision-rule certificate gives the largest, over Renyi orders
+        ``lambda > 1`` and both orders of the inputs, of the Bernoulli divergence of the
+        event's two probabilities at their bounds divided by ``lambda``
+        (:func:`certify.stats.tradeoff.zcdp_rho_lower`); an MMD certificate gives ``2 TV^2``
+        (Pinsker) from its lower bound on the total variation distance.
+        """
+        return self.evidence.rho_lower()
 
     def _rates(self) -> ErrorRateEvidence:
         """The error-rate evidence, or a StatusError naming what this certificate carries instead."""

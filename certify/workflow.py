@@ -9,10 +9,11 @@ import attrs
 from certify.data import EmbeddingTable, sample_pairs
 from certify.methods.audit import select_pairs
 from certify.protocol import FixedTest, Protocol, SealedProtocol
+from certify.protocol.families import BoundPlan
 from certify.protocol.files import AuditPlan
 from certify.protocol.ledger import Ledger
 
-__all__ = ["Preregistration", "plan_estimator", "preregister"]
+__all__ = ["Preregistration", "candidate_rule", "plan_estimator", "preregister"]
 
 
 @attrs.frozen
@@ -70,13 +71,16 @@ def preregister(
     Candidate pairs are the first ``plan.candidates`` of a seeded shuffle of all pairs (Sec. 5.1);
     the ``plan.select`` most distinguishable are chosen on development data (without reusing an
     identity when ``disjoint``), one test is fitted per selected pair on development rows, and the
-    protocol is sealed. No reserved row is read.
+    protocol is sealed. No reserved row is read. With ``threshold = "max_bound"`` each test's
+    threshold maximizes what its certificate is expected to certify in the terms of the file's
+    claim (``mu_lower`` for a GDP claim, and so on), at the reserved split's counts.
     """
     say = progress or (lambda line: None)
     split = table.split(plan.dev_fraction, plan.split_seed)
     dev = split.development
-    candidates = sample_pairs(dev.identities, count=min(plan.candidates, _n_pairs(dev)), seed=plan.pair_seed)
-    say(f"scoring {len(candidates)} candidate pairs on development data")
+    candidates = sample_pairs(dev.identities, count=plan.candidates, seed=plan.pair_seed)
+    rule = candidate_rule(plan.candidates, len(dev.identities))
+    say(f"scoring {rule} on development data")
     chosen = select_pairs(
         dev, candidates, k=plan.select, disjoint=plan.disjoint, folds=plan.folds, seed=plan.cv_seed
     )
@@ -88,12 +92,19 @@ def preregister(
         annotations={
             "plan": attrs.asdict(plan),
             "candidate_pairs": [list(p.as_tuple()) for p in candidates],
+            "candidates": {"requested": plan.candidates, "scored": len(candidates), "rule": rule},
             "selected_pairs": [list(p.as_tuple()) for p in chosen],
         },
     )
     estimator = plan_estimator(plan)
+    claim = plan.claim()
+    size = plan.family_size or len(chosen)
     for i, pair in enumerate(chosen, start=1):
         say(f"fitting test {i}/{len(chosen)} for pair {pair}")
+        bound_plan = (
+            BoundPlan.for_pair(split.reserved, pair, size, plan.confidence_level, plan.delta)
+            if plan.threshold == "max_bound" else None
+        )
         protocol.register(
             FixedTest.fit(
                 estimator,
@@ -103,6 +114,8 @@ def preregister(
                 folds=plan.folds,
                 seed=plan.cv_seed,
                 name=plan.classifier,
+                plan=bound_plan,
+                claim=claim if bound_plan is not None else None,
             )
         )
     sealed = protocol.seal(split.reserved, ledger)
@@ -113,7 +126,25 @@ def preregister(
     )
 
 
-def _n_pairs(table: EmbeddingTable) -> int:
-    """Number of unordered identity pairs."""
-    k = len(table.identities)
-    return k * (k - 1) // 2
+def candidate_rule(requested: int, identities: int) -> str:
+    """The one rule for a number of candidate pairs, stated as records and reports print it.
+
+    ``requested`` is at most the number of pairs scored: the first ``requested`` of the seeded
+    shuffle, or all pairs when the identities form fewer (:func:`certify.sample_pairs`).
+
+    Examples
+    --------
+    >>> candidate_rule(100, 10)
+    'all 45 pairs of 10 identities (100 requested; candidates are at most the pairs there are)'
+    >>> candidate_rule(20, 10)
+    'the first 20 of 45 pairs of 10 identities (seeded shuffle)'
+    """
+    total = identities * (identities - 1) // 2
+    if requested == total:
+        return f"all {total} pairs of {identities} identities"
+    if requested > total:
+        return (
+            f"all {total} pairs of {identities} identities ({requested} requested; candidates are at "
+            "most the pairs there are)"
+        )
+    return f"the first {requested} of {total} pairs of {identities} identities (seeded shuffle)"

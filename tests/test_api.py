@@ -9,6 +9,7 @@ import pytest
 import certify as cf
 
 PUBLIC = [
+    "AnyClaim",
     "AuditTable",
     "BoundPlan",
     "Certificate",
@@ -23,6 +24,7 @@ PUBLIC = [
     "ErrorRateEvidence",
     "EstimatorError",
     "FixedTest",
+    "GDPClaim",
     "ImmutableResultError",
     "Inconclusive",
     "Ledger",
@@ -37,6 +39,7 @@ PUBLIC = [
     "ParameterError",
     "PopulationEstimate",
     "PreregistrationRecord",
+    "ProfileClaim",
     "Protocol",
     "ProtocolError",
     "ProtocolSealedError",
@@ -50,6 +53,7 @@ PUBLIC = [
     "StatusError",
     "Summary",
     "Verification",
+    "ZCDPClaim",
     "audit_mechanism",
     "audit_pairs",
     "gauss_mech",

@@ -188,3 +188,80 @@ def test_plan_mmd_rejects_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
     assert "mmd must be a number in (0, sqrt(2)]" in captured.err and captured.out == ""
     assert main(["plan", "--tests", "3"]) == 2
     assert "--n must be given unless --mmd is" in capsys.readouterr().err
+
+
+GAUSSIAN_MODULE = """\
+def gauss(x, n, rng):
+    return x[0] + rng.normal(0.0, 0.8, size=n)
+
+
+def profile(epsilon):
+    from certify.stats.tradeoff import gdp_delta
+    return float(gdp_delta(epsilon, 1.0))
+"""
+
+
+@pytest.mark.slow
+def test_audit_mechanism_tests_curve_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--claim-gdp, --claim-zcdp and --claim-profile target the audit; the JSON line states the verdict."""
+    (tmp_path / "noisy.py").write_text(GAUSSIAN_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    base = [
+        "audit-mechanism", "noisy:gauss", "--input-a", "0", "--input-b", "1", "--calls", "100000", "--json"
+    ]
+    seen = {}
+    options = (["--claim-gdp", "1"], ["--claim-zcdp", "0.5"], ["--claim-profile", "noisy:profile"])
+    for k, option in enumerate(options):
+        assert main([*base, *option, "--seed", str(k), "--ledger", str(tmp_path / f"l{k}.ledger")]) == 0
+        seen[option[0]] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    gdp = seen["--claim-gdp"]
+    assert gdp["claim"] == "mu-GDP with mu = 1" and gdp["claimed_mu"] == 1.0
+    assert gdp["verdict"] == "Refuted" and 1.0 < gdp["mu_lower"] <= 1.25  # sigma 0.8: truly 1.25-GDP
+    assert seen["--claim-zcdp"]["claimed_rho"] == 0.5 and seen["--claim-zcdp"]["claimed_epsilon"] is None
+    assert seen["--claim-profile"]["claim"] == "the privacy profile 'noisy:profile'"
+    assert seen["--claim-profile"]["verdict"] == "Refuted"
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        (["--claim-gdp", "1", "--claim-zcdp", "0.5"], "state one claim; got --claim-gdp and --claim-zcdp"),
+        (["--claim-zcdp", "0.5", "--claim-delta", "1e-6"], "--claim-delta belongs to --claim-epsilon"),
+        (["--claim-delta", "1e-6"], "--claim-delta belongs to a point claim"),
+        (["--claim-gdp", "-1"], "GDPClaim.mu must be a finite number > 0"),
+        (["--claim-profile", "nosuchmodule:f"], "cannot import module 'nosuchmodule'"),
+    ],
+)
+def test_bad_curve_claim_options_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    options: list[str], fragment: str,
+) -> None:
+    """Two claims at once, a stray --claim-delta, a bad parameter or profile exit 2 naming the fix."""
+    (tmp_path / "noisy.py").write_text(GAUSSIAN_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = main([
+        "audit-mechanism", "noisy:gauss", "--input-a", "0", "--input-b", "1", "--calls", "20000",
+        "--ledger", str(tmp_path / "l.ledger"), *options,
+    ])
+    assert code == 2
+    assert fragment in capsys.readouterr().err
+
+
+def test_evaluate_reports_curve_parameters_for_a_gdp_protocol(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A protocol with [claim] gdp_mu and threshold max_bound: the report shows mu_lower beside the claim."""
+    text = PROTOCOL.replace("[claim]\nepsilon = 0.5\n", "[claim]\ngdp_mu = 0.5\n").replace(
+        "folds = 3", 'folds = 3\nthreshold = "max_bound"'
+    )
+    (workdir / "gdp.toml").write_text(text)
+    args = ["--data", str(workdir / "table.csv"), "--ledger", str(workdir / "audit.ledger")]
+    assert main(["preregister", str(workdir / "gdp.toml"), *args, "--out", str(workdir / "rec.json")]) == 0
+    assert main(["evaluate", str(workdir / "rec.json"), *args, "--out", str(workdir / "report")]) == 0
+    out = capsys.readouterr().out
+    assert "Refuted: with at least 95% confidence, the mechanism is not mu-GDP for any mu below" in out
+    report = (workdir / "report" / "evaluation.md").read_text()
+    assert "## Certified privacy curves" in report and "mu-GDP with mu = 0.5" in report
+    assert (workdir / "report" / "certified-region-and-claimed-curve.png").exists()

@@ -315,10 +315,17 @@ def test_sample_pairs_is_deterministic_and_distinct() -> None:
     assert cf.sample_pairs(ids, count=10, seed=0) == first[:10]
 
 
+def test_sample_pairs_count_above_the_pairs_gives_all_of_them() -> None:
+    """A count above the number of pairs returns every pair, in the order count=total gives."""
+    ids = [f"id{i}" for i in range(10)]
+    everything = cf.sample_pairs(ids, count=45, seed=3)
+    assert cf.sample_pairs(ids, count=100, seed=3) == everything
+    assert len(set(everything)) == 45
+
+
 @pytest.mark.parametrize(
     ("identities", "count", "pair_seed", "error", "fragment"),
     [
-        (["a", "b", "c"], 4, 0, DataError, "at most the number of pairs, 3"),
         (["a", "a", "b"], 1, 0, DataError, "must be distinct"),
         (["a"], 1, 0, DataError, "at least 2 identities"),
         (["a", "b"], 0, 0, ParameterError, "count must be a positive integer"),

@@ -323,3 +323,43 @@ def test_spread_families_without_within_class_spread_separate(X: np.ndarray, fam
         score = model.decision_function(X)
     assert np.all(np.isfinite(score))
     assert score[y == 0].max() < score[y == 1].min()
+
+
+def test_claim_steers_the_max_bound_threshold_toward_its_own_target() -> None:
+    """A GDP claim's max_bound cut certifies more mu than Eq. 16's cut, judged at the exact error rates."""
+    import certify as cf
+    from certify.stats.binomial import clopper_pearson_upper
+    from certify.stats.tradeoff import gdp_mu_lower
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    rows = np.vstack([rng.standard_normal((n, 1)), rng.standard_normal((n, 1)) + 1.0])
+    table = EmbeddingTable.from_arrays(["a"] * n + ["b"] * n, rows, normalize=False)
+    split = table.split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
+    est = candidate_estimator("mean_difference")
+    eps = FixedTest.fit(est, split.development, pair, threshold="max_bound", plan=plan)
+    gdp = FixedTest.fit(
+        est, split.development, pair, threshold="max_bound", plan=plan, claim=cf.GDPClaim(1.0)
+    )
+    # each test's true rates from 10^6 fresh rows of each law, then the mu it certifies at the
+    # planned 2,000 reserved rows per class (expected counts)
+    fresh = np.random.default_rng(12).standard_normal((10**6, 1))
+    certified = {}
+    for name, test in (("eps", eps), ("gdp", gdp)):
+        fpr, fnr = float(np.mean(test.predict(fresh))), 1.0 - float(np.mean(test.predict(fresh + 1.0)))
+        u0 = clopper_pearson_upper(round(fpr * plan.n_class0), plan.n_class0, plan.alpha_per_rate)
+        u1 = clopper_pearson_upper(round(fnr * plan.n_class1), plan.n_class1, plan.alpha_per_rate)
+        certified[name] = float(gdp_mu_lower(u0, u1))
+    assert certified["gdp"] > certified["eps"] + 0.05
+    assert certified["gdp"] > 0.7  # the ceiling at 2,000 rows per class is about 0.87
+
+
+def test_a_claim_without_a_plan_is_refused() -> None:
+    """claim= steers only the planned criterion: without a plan it is a ParameterError naming the fix."""
+    import certify as cf
+
+    split = _table(3).split(0.5, seed=0)
+    with pytest.raises(ParameterError, match="needs plan=BoundPlan"):
+        FixedTest.fit(None, split.development, Pair("a", "b"), claim=cf.GDPClaim(1.0))

@@ -55,14 +55,17 @@ def test_log_line_after_interval_even_without_progress_of_a_tenth() -> None:
     assert out.getvalue().splitlines()[-1].startswith("pairs 2/1000")
 
 
-def test_weights_drive_share_and_eta() -> None:
-    """The share done and the ETA follow the tasks' weights, not their number."""
+def test_weights_drive_the_eta_and_the_percentage_matches_the_count() -> None:
+    """The ETA follows the tasks' weights; the percentage shown is the count's."""
     out, clock = io.StringIO(), _Clock()
     bar = Progress("settings", 2, total_weight=10.0, stream=out, clock=clock)
     clock.now = 60.0
     bar.update(9.0)
-    assert bar.share == pytest.approx(0.9)
-    assert out.getvalue().splitlines()[-1] == "settings 1/2 (90%) elapsed 0:01:00 eta 0:00:07"
+    assert bar.work_share == pytest.approx(0.9)
+    # the percentage is the share of settings done, as the count beside it says; the ETA
+    # follows the expected costs (9 of 10 done in 60 s: 7 s left)
+    assert bar.share == pytest.approx(0.5)
+    assert out.getvalue().splitlines()[-1] == "settings 1/2 (50%) elapsed 0:01:00 eta 0:00:07"
 
 
 def test_terminal_uses_a_redrawn_bar_and_finishes_it() -> None:
@@ -93,3 +96,48 @@ def test_callback_follows_done_and_total() -> None:
     lines = out.getvalue().splitlines()
     assert lines[-1].startswith("pairs 10/10 (100%)")
     assert sum(line.startswith("pairs 10/10") for line in lines) == 1
+
+
+def test_weighted_log_lines_print_percentages_of_the_count() -> None:
+    """Heavy first tasks do not make 2/41 read 15%: every line's percentage is done / count."""
+    out = io.StringIO()
+    weights = [30.0, 30.0] + [1.0] * 39
+    with Progress("settings", 41, total_weight=sum(weights), stream=out, clock=_Clock()) as bar:
+        for w in weights:
+            bar.update(w)
+    for line in out.getvalue().splitlines():
+        done, count = line.split(" ")[1].split("/")
+        percent = int(line.split("(")[1].split("%")[0])
+        assert percent == round(100 * int(done) / int(count)), line
+
+
+def test_terminal_bar_reads_count_then_percentage() -> None:
+    """The bar shows '2/20 ( 10%)' with the ETA after the elapsed time, never '10% , 2/20'."""
+    out = _Terminal()
+    bar = Progress("settings", 20, total_weight=100.0, stream=out, clock=_Clock())
+    bar.update(50.0)
+    bar.update(1.0)
+    bar.close()  # the bar is drawn as it stands
+    text = out.getvalue()
+    assert "2/20 ( 10%) elapsed" in text
+    assert "% ," not in text
+
+
+def test_terminal_without_a_size_gets_lines() -> None:
+    """A pseudo-terminal that reports width 0 (where tqdm draws a blank line) gets whole lines."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        with open(slave, "w", closefd=False) as stream:
+            assert os.get_terminal_size(slave).columns == 0
+            with Progress("pairs", 3, stream=stream, clock=_Clock()) as bar:
+                for _ in range(3):
+                    bar.update()
+            stream.flush()
+        text = os.read(master, 10_000).decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert "pairs 3/3 (100%)" in text and "\r" not in text.replace("\r\n", "")

@@ -63,7 +63,14 @@ def test_defaults_fill_a_minimal_file() -> None:
         ({"data": {"normalize": "yes"}}, "data.normalize must be of type bool; got 'yes'"),
         ({"data": {"dev_fraction": 1}}, "data.dev_fraction must be in (0, 1); got 1"),
         ({"test": {"classifier": "forest"}}, "test.classifier must be one of logistic; got 'forest'"),
-        ({"test": {"threshold": "best"}}, "test.threshold must be 'youden' or a number"),
+        ({"test": {"threshold": "best"}}, "test.threshold must be 'youden', 'max_bound' or a number"),
+        ({"claim": {"gdp_mu": 0}}, "claim.gdp_mu must be in (0, inf); got 0"),
+        ({"claim": {"zcdp_rho": -1.0}}, "claim.zcdp_rho must be in (0, inf); got -1.0"),
+        ({"claim": {"epsilon": 1.0, "gdp_mu": 1.0}}, "states one claim; got claim.epsilon, claim.gdp_mu"),
+        ({"claim": {"delta": 1e-6, "zcdp_rho": 0.5}}, "claim.delta belongs to a point claim"),
+        ({"claim": {"profile": []}}, "claim.profile must be a non-empty list of [epsilon, delta] points"),
+        ({"claim": {"profile": [[1.0]]}}, "claim.profile[0] must be a pair [epsilon, delta] of numbers"),
+        ({"claim": {"profile": [[1.0, 2.0]]}}, "claim.profile[0][1] (delta) must be in [0, 1]; got 2.0"),
         ({"test": {"folds": True}}, "test.folds must be of type int; got True"),
         ({"kind": "other"}, "kind must be one of audit, benchmark; got 'other'"),
         ({"extra": {}}, "extra is not a known key"),
@@ -89,3 +96,30 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text("[protocol\nname=")
     with pytest.raises(ProtocolFileError, match="not valid TOML"):
         load_protocol_file(tmp_path / "bad.toml")
+
+
+@pytest.mark.parametrize(
+    ("section", "kind", "parameter"),
+    [
+        ({"epsilon": 1.0, "delta": 1e-6}, "Claim", 1.0),
+        ({"gdp_mu": 1.5}, "GDPClaim", 1.5),
+        ({"zcdp_rho": 0.25}, "ZCDPClaim", 0.25),
+        ({"profile": [[0.5, 1e-3], [2.0, 1e-6]]}, "ProfileClaim", None),
+    ],
+)
+def test_claim_section_states_each_claim_kind(
+    section: dict[str, Any], kind: str, parameter: float | None
+) -> None:
+    """[claim] gives a point, a GDP, a zCDP or a stepwise profile claim, and the plan rebuilds it."""
+    from certify.claims import claim_parameter
+
+    doc: dict[str, Any] = tomllib.loads(MINIMAL)
+    doc["claim"] = section
+    doc.setdefault("test", {})["threshold"] = "max_bound"
+    plan = parse_protocol(doc)
+    assert isinstance(plan, AuditPlan) and plan.threshold == "max_bound"
+    claim = plan.claim()
+    assert type(claim).__name__ == kind
+    assert claim is not None and claim_parameter(claim)[1] == parameter
+    if kind == "ProfileClaim":
+        assert claim.delta_of_epsilon(1.0) == 1e-3 and claim.delta_of_epsilon(2.5) == 1e-6  # type: ignore[union-attr]

@@ -254,10 +254,24 @@ def test_cli_selftest_flags_an_injected_bug(capsys: pytest.CaptureFixture[str]) 
     assert exc.value.code == 2
 
 
+def test_selftest_progress_names_the_tight_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    """With progress on, the tight cases announce their start and end on stderr."""
+    run_selftest(routes=False, progress=True)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "[certify] tight cases: exact failure probabilities and sealed-path families"
+    assert err[1].startswith("[certify] tight cases done (")
+
+
 @pytest.mark.slow
-def test_quick_selftest_is_consistent() -> None:
-    """The quick self-test runs every route through seal/evaluate and finds no excess failures."""
-    report = run_selftest(quick=True)
+def test_quick_selftest_is_consistent(capsys: pytest.CaptureFixture[str]) -> None:
+    """The quick self-test runs every route through seal/evaluate and finds no excess failures.
+
+    Its route Monte Carlo shows the families as they finish.
+    """
+    report = run_selftest(quick=True, progress=True)
+    err = capsys.readouterr().err
+    for shown in ("0/80 (0%)", "40/80 (50%)", "80/80 (100%)"):
+        assert f"route Monte Carlo: families {shown}" in err
     assert {r.route for r in report.routes} == {
         "certificate_learned", "certificate_default", "certificate_oracle", "certificate_mmd"}
     assert all(r.families == 80 for r in report.routes)

@@ -11,6 +11,7 @@ from certify.benchmark._table_format import (
     _COLORS,
     CERT,
     CERT_ROUTES,
+    FAILURE_UPPER,
     REF,
     _check,
     _figure_png,
@@ -212,5 +213,5 @@ def validity_table(df: pd.DataFrame) -> pd.DataFrame:
             upper = clopper_pearson_upper(exceed, possible, 0.05) if possible > 0 else math.nan
             out.append({"experiment": exp, "prototypes": ps, "test": CERT_ROUTES[str(test)],
                         "certificates": len(h), "exceeding exact": exceed, "failure possible": possible,
-                        f"95% upper bound on failure rate {CERT}": upper})
+                        FAILURE_UPPER: upper})
     return pd.DataFrame(out)

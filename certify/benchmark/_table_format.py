@@ -12,12 +12,14 @@ import pandas as pd
 
 from certify.errors import DataError
 
-__all__ = ["CERT", "CERT_ROUTES", "DIAG", "POP", "REF", "markdown_table"]
+__all__ = ["CERT", "CERT_ROUTES", "DIAG", "FAILURE_UPPER", "POP", "REF", "markdown_table"]
 
 DIAG: Final = "[Diagnostic]"
 POP: Final = "[PopulationEstimate]"
 CERT: Final = "[Certificate]"
 REF: Final = "[known reference]"
+FAILURE_UPPER: Final = "95% upper bound on failure rate (Clopper-Pearson; a rate, not an epsilon)"
+"""The validity table's bound on how often certificates exceed the truth: no epsilon, no status."""
 CERT_ROUTES: Final = {"certificate_learned": "learned", "certificate_oracle": "oracle",
                       "certificate_default": "certify default", "certificate_mmd": "certified MMD"}
 _SETTING: Final = ["experiment", "prototypes", "mechanism", "noise_family", "epsilon_g", "n_samples",

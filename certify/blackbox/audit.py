@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from certify.blackbox.events import (
     resolve_families,
     split_reserved,
 )
+from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.data.draws import (
     Mechanism,
     call_mechanism,
@@ -128,6 +130,9 @@ class MechanismAudit:
         Wall time of the whole audit.
     reserved_seconds : float
         Wall time of the reserved evaluation (the streamed calls and their counting).
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+        The claim the development choice targeted (None: Eq. 16's epsilon at the certificate's
+        delta).
     """
 
     mechanism: str
@@ -146,11 +151,17 @@ class MechanismAudit:
     chosen: str
     seconds: float
     reserved_seconds: float
+    claim: AnyClaim | None = None
 
     @property
     def epsilon_lower(self) -> float:
         """The certificate's lower confidence bound on epsilon (at its delta)."""
         return self.certificate.epsilon_lower
+
+    @property
+    def verdict(self) -> Refuted | Inconclusive | None:
+        """The targeted claim tested against the certificate (None without a claim)."""
+        return None if self.claim is None else refute(self.claim, self.family)
 
 
 def _progress(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int], None] | None:
@@ -162,6 +173,16 @@ def _progress(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int]
     from certify._progress import progress_callback
 
     return progress_callback("reserved calls")
+
+
+def _development_note(enabled: bool | Callable[[int, int], None], rounds: int) -> Callable[[int, str], None]:
+    """A line on stderr at each development round's start, when progress is on (``True``)."""
+    def note(r: int, what: str) -> None:
+        if enabled is True:
+            sys.stderr.write(f"development round {r}/{rounds}: {what}\n")
+            sys.stderr.flush()
+
+    return note
 
 
 def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[list[int], int]:
@@ -229,7 +250,8 @@ def audit_mechanism(
     calls: int,
     inputs: Sequence[tuple[object, object]] | None = None,
     confidence_level: float = 0.95,
-    delta: float = 0.0,
+    delta: float | None = None,
+    claim: AnyClaim | None = None,
     tests: str | Sequence[str] = "certify",
     seed: int = 0,
     ledger: Ledger | None = None,
@@ -259,8 +281,16 @@ def audit_mechanism(
     confidence_level : float, default 0.95
         Level stated for the claim; every evaluation of this mechanism recorded in the ledger
         holds together at it (see Notes).
-    delta : float, default 0.0
-        Delta at which the certificate states ``epsilon_lower``.
+    delta : float, optional
+        Delta at which the certificate states ``epsilon_lower``; default the claim's delta for a
+        point claim, else 0.
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+        The claim under test. Development then chooses the pair, event, threshold and reserved
+        split to maximize what the certificate is expected to certify in the claim's terms:
+        Eq. 16's epsilon at the claim's delta (``Claim``), ``mu_lower`` (``GDPClaim``),
+        ``rho_lower`` (``ZCDPClaim``) or the margin over the profile (``ProfileClaim``);
+        default Eq. 16's epsilon at ``delta``. The certificate is valid for every claim type
+        whatever was targeted; targeting only spends the calls where they show the most.
     tests : "certify", "paper" or sequence of str, default "certify"
         Test families to choose among (:data:`certify.blackbox.events.FAMILIES`); ``"paper"``
         is the logistic test alone.
@@ -337,7 +367,14 @@ def audit_mechanism(
     start = time.perf_counter()
     calls = check_calls(calls)
     confidence_level = check_confidence_level(confidence_level)
+    if claim is not None and not isinstance(claim, Claim | GDPClaim | ZCDPClaim | ProfileClaim):
+        raise ParameterError(
+            f"claim must be a Claim, GDPClaim, ZCDPClaim or ProfileClaim; got {type(claim).__name__}."
+        )
+    if delta is None:
+        delta = claim.delta if isinstance(claim, Claim) else 0.0
     delta = check_delta(delta)
+    target = None if claim is None else claim.target()
     seed = check_int(seed, "seed", 0)
     if seed > MAX_SEED:
         raise ParameterError(
@@ -387,7 +424,7 @@ def audit_mechanism(
     ) -> list[Choice]:
         return choose_event(
             dev_a, dev_b, fams, reserved_a=reserved_n, reserved_b=reserved_n,
-            alpha_per_rate=alpha_plan, delta=delta, seed=seed,
+            alpha_per_rate=alpha_plan, delta=delta, seed=seed, target=target,
         )
 
     # successive halving over the candidate pairs with the cheap families, fresh calls in each
@@ -395,7 +432,9 @@ def audit_mechanism(
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
     alive = list(range(len(pairs)))
     development: list[tuple[int, int, Choice]] = []
-    for n in rounds[:-1]:
+    note = _development_note(progress, len(rounds))
+    for r, n in enumerate(rounds[:-1], start=1):
+        note(r, f"{len(alive)} input pairs, {n} calls per input")
         scored: dict[int, tuple[float, float]] = {}
         for p in alive:
             found = develop(*draw_pair(p, n), cheap)
@@ -403,6 +442,7 @@ def audit_mechanism(
             scored[p] = max(((c.value, c.plug_in) for c in found), default=(-1.0, -1.0))
         alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
     chosen_pair = alive[0]
+    note(len(rounds), f"the chosen pair, every test family, {rounds[-1]} calls per input")
     dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
     found = develop(dev_a, dev_b, families)
     # where the bound is set by the event (rare windows, small effects spread over many
@@ -420,7 +460,7 @@ def audit_mechanism(
         at_plan, after = expected_bound(
             found[0], dev_a[half_a:], dev_b[half_b:],
             [(planned, planned), (reserved_n - extra, reserved_n - extra)],
-            alpha_per_rate=alpha_plan, delta=delta,
+            alpha_per_rate=alpha_plan, delta=delta, target=target,
         )
         if not at_plan > 0.0 or at_plan - after > EXTEND_COST * at_plan:
             break
@@ -442,7 +482,7 @@ def audit_mechanism(
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     reserved_a, reserved_b = split_reserved(
         best, dev_a[half_a:], dev_b[half_b:], 2 * reserved_n, alpha_per_rate=alpha_plan,
-        delta=delta,
+        delta=delta, target=target,
     )
     del dev_a, dev_b
     (la, xa), (lb, xb) = pairs[chosen_pair]
@@ -456,7 +496,8 @@ def audit_mechanism(
         name=best.label,
         development_auc=best.auc,
     )
-    diagnostics = tuple(_diagnostic(pairs[p], c, n) for p, n, c in development)
+    unit = "epsilon" if target is None else target.unit
+    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit) for p, n, c in development)
 
     # -- sealing and the one reserved evaluation ---------------------------------------------
     stream = ReservedStream.create(
@@ -479,6 +520,8 @@ def audit_mechanism(
             "development_calls_per_input_by_round": rounds,
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
+            "claim": None if claim is None else claim.describe(),
+            "target": "epsilon" if target is None else target.kind,
             "development": [
                 {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
                  "plug_in": c.plug_in, "auc": c.auc, "calls_per_input": n}
@@ -512,6 +555,7 @@ def audit_mechanism(
         chosen=f"{best.label} {op} {best.threshold:.6g}",
         seconds=time.perf_counter() - start,
         reserved_seconds=reserved_seconds,
+        claim=claim,
     )
 
 
@@ -588,17 +632,21 @@ def _dev_fingerprint(
 
 
 def _diagnostic(
-    pair: tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]], choice: Choice, dev_n: int
+    pair: tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]],
+    choice: Choice,
+    dev_n: int,
+    unit: str = "epsilon",
 ) -> Diagnostic:
     """A development candidate as a Diagnostic (a ranking score, no DP meaning)."""
+    what = "Eq. 16" if unit == "epsilon" else f"the certified {unit}"
     return Diagnostic(
         method="mechanism_development",
         score=choice.value,
         pair=Pair(pair[0][0], pair[1][0]),
         assumptions=DEV_ASSUMPTIONS,
-        equation="Eq. 16 at pessimistic development rates",
+        equation=f"{what} at pessimistic development rates",
         n_samples=(dev_n, dev_n),
-        parameters={"test": choice.label, "family": choice.family},
+        parameters={"test": choice.label, "family": choice.family, "unit": unit},
         details={
             "plug_in": choice.plug_in,
             "auc": choice.auc,

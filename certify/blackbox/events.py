@@ -71,6 +71,7 @@ from certify.protocol.scores import (
     _row_hashes,
 )
 from certify.stats.roc import auc as roc_auc
+from certify.stats.tradeoff import Target
 
 __all__ = [
     "DEV_LEVEL",
@@ -178,6 +179,7 @@ def _histogram_choice(
     reserved_b: int,
     alpha_per_rate: float,
     delta: float,
+    target: Target | None = None,
 ) -> Choice:
     """The likelihood-ratio event of a discrete output with few, well-counted values.
 
@@ -193,9 +195,11 @@ def _histogram_choice(
     few = len(np.unique(np.concatenate([s0, s1]))) <= FEW_CUTS
     orientation, threshold, value = best_cut(
         s0, s1, reserved_a, reserved_b, alpha_per_rate, delta,
-        dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL,
+        dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL, target=target,
     )
-    _, _, plug_in = best_cut(s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5)
+    _, _, plug_in = best_cut(
+        s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5, target=target
+    )
     auc = roc_auc(orientation * s0, orientation * s1)
     return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
 
@@ -251,6 +255,7 @@ def choose_event(
     alpha_per_rate: float,
     delta: float,
     seed: int,
+    target: Target | None = None,
 ) -> list[Choice]:
     """Every family's best event for one input pair, best first.
 
@@ -269,6 +274,9 @@ def choose_event(
         Delta of the certified statement.
     seed : int
         Seed of randomized fits (boosted trees).
+    target : Target, optional
+        What the choice maximizes instead of Eq. 16 at ``delta`` (a claim's certified
+        parameter; :meth:`certify.GDPClaim.target`).
 
     Returns
     -------
@@ -287,7 +295,9 @@ def choose_event(
     choices: list[tuple[float, float, int, Choice]] = []
     fitted = {family: _fitted(family, fit_a, fit_b, seed) for family in families if family == "histogram"}
     if _well_estimated(fitted.get("histogram", []), fit_a, fit_b):
-        return [_histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta)]
+        return [
+            _histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta, target)
+        ]
     for rank, family in enumerate(families):
         found_halves: list[tuple[ScoreModel, str, _Halves | None]]
         if family == "blocks":
@@ -325,6 +335,7 @@ def choose_event(
             orientation, threshold, value, plug_in = robust_cut(
                 halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
                 candidates=len(found_halves) if family in ("coordinate", "binned") else 1,
+                target=target,
             )
             if not math.isfinite(threshold):
                 continue
@@ -362,12 +373,13 @@ def _event_value(
     alpha_per_rate: float,
     delta: float,
     level: float,
+    target: Target | None = None,
 ) -> float:
     """:func:`pessimistic_bound` of one event's development error counts."""
     value = pessimistic_bound(
         np.array([errors[0]], dtype=np.float64), out_a.shape[0],
         np.array([errors[1]], dtype=np.float64), out_b.shape[0], reserved[0], reserved[1],
-        alpha_per_rate, delta, dev_level=level,
+        alpha_per_rate, delta, dev_level=level, target=target,
     )
     return float(value[0])
 
@@ -380,6 +392,7 @@ def expected_bound(
     *,
     alpha_per_rate: float,
     delta: float,
+    target: Target | None = None,
 ) -> list[float]:
     """The bounds an event is expected to certify with each of several reserves, at its rates here.
 
@@ -400,7 +413,9 @@ def expected_bound(
     True
     """
     errors = event_errors(choice, out_a, out_b)
-    return [_event_value(errors, out_a, out_b, r, alpha_per_rate, delta, 0.5) for r in reserved]
+    return [
+        _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, 0.5, target) for r in reserved
+    ]
 
 
 def split_reserved(
@@ -411,6 +426,7 @@ def split_reserved(
     *,
     alpha_per_rate: float,
     delta: float,
+    target: Target | None = None,
 ) -> tuple[int, int]:
     """Reserved calls per input for a chosen event: the split its development counts favour.
 
@@ -438,7 +454,7 @@ def split_reserved(
     for share in [0.5] + [x for x in shares if x != 0.5]:
         n_a = min(max(round(share * total), 1), total - 1)
         value = _event_value(
-            errors, out_a, out_b, (n_a, total - n_a), alpha_per_rate, delta, DEV_LEVEL
+            errors, out_a, out_b, (n_a, total - n_a), alpha_per_rate, delta, DEV_LEVEL, target
         )
         if value > best_value:
             best_value, best_split = value, (n_a, total - n_a)

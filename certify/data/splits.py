@@ -181,7 +181,10 @@ def sample_pairs(identities: Sequence[str], count: int, seed: int) -> list[Pair]
     identities : sequence of str
         Distinct identity labels (e.g. ``table.identities``).
     count : int
-        How many pairs, between 1 and ``len(identities) * (len(identities) - 1) / 2``.
+        How many pairs at most (>= 1). When the identities form fewer pairs,
+        ``len(identities) * (len(identities) - 1) / 2``, all of them are returned, in shuffled
+        order: the same rule as ``pairs.candidates`` of a protocol file, whose record states the
+        number requested and the number scored.
     seed : int
         Seed of the shuffle.
 
@@ -193,19 +196,22 @@ def sample_pairs(identities: Sequence[str], count: int, seed: int) -> list[Pair]
     Raises
     ------
     DataError
-        If identities repeat or fewer than 2 are given, or ``count`` exceeds the number of pairs.
+        If identities repeat or fewer than 2 are given.
     ParameterError
         If ``count`` or ``seed`` is not a valid integer.
 
     Notes
     -----
     The paper (Sec. 5.1) shuffles all pairs with a fixed seed and audits the first 100 with every
-    method, so the same list serves every method.
+    method, so the same list serves every method. The first ``k`` pairs of a seed do not depend on
+    ``count``, so capping ``count`` at the number of pairs changes nothing else.
 
     Examples
     --------
     >>> sample_pairs(["a", "b", "c"], count=2, seed=0)
     [Pair(a='b', b='c'), Pair(a='a', b='b')]
+    >>> len(sample_pairs(["a", "b", "c"], count=100, seed=0))   # 3 identities make 3 pairs
+    3
     """
     names = [str(x) for x in identities]
     if len(set(names)) != len(names):
@@ -218,10 +224,6 @@ def sample_pairs(identities: Sequence[str], count: int, seed: int) -> list[Pair]
         raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
     if k < 2:
         raise DataError(f"at least 2 identities are needed to form a pair; got {k}.")
-    if count > total:
-        raise DataError(
-            f"count must be at most the number of pairs, {total} for {k} identities; got {count}."
-        )
     ii, jj = np.triu_indices(k, k=1)
-    order = np.random.default_rng(int(seed)).permutation(total)[: int(count)]
+    order = np.random.default_rng(int(seed)).permutation(total)[: min(int(count), total)]
     return [Pair(names[ii[t]], names[jj[t]]) for t in order]

@@ -306,7 +306,8 @@ class EmbeddingTable:
                     raise DataError(
                         f"label_column must name a column of the header; {label_column!r} is "
                         f"not among {header[:8]!r}{'...' if len(header) > 8 else ''}. "
-                        "Pass label_column=... ."
+                        "Name the identity column: label_column=... in Python, --label-column "
+                        "NAME on the command line, or data.label_column in a protocol file."
                     )
                 if len(set(header)) != len(header):
                     raise DataError("the header must not repeat a column name.")

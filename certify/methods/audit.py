@@ -62,16 +62,35 @@ class AuditTable:
         The pairs audited.
     timings : Mapping[str, float]
         Seconds spent per method.
+    skipped : tuple of (Pair, str, str)
+        ``(pair, method, reason)`` for every method that could not run on a pair (e.g. KDE-LR
+        on an identity with a constant coordinate); the other pairs and methods still ran.
     """
 
-    __slots__ = ("pairs", "results", "timings")
+    __slots__ = ("pairs", "results", "skipped", "timings")
 
     def __init__(
-        self, results: Sequence[Result], pairs: Sequence[Pair], timings: dict[str, float] | None = None
+        self,
+        results: Sequence[Result],
+        pairs: Sequence[Pair],
+        timings: dict[str, float] | None = None,
+        skipped: Sequence[tuple[Pair, str, str]] = (),
     ) -> None:
         self.results: tuple[Result, ...] = tuple(results)
         self.pairs: tuple[Pair, ...] = tuple(pairs)
         self.timings: dict[str, float] = dict(timings or {})
+        self.skipped: tuple[tuple[Pair, str, str], ...] = tuple(skipped)
+
+    def skipped_lines(self) -> list[str]:
+        """One line per method and reason: the pairs it could not run on, and why."""
+        grouped: dict[tuple[str, str], list[Pair]] = {}
+        for pair, method, reason in self.skipped:
+            grouped.setdefault((method, reason), []).append(pair)
+        lines = []
+        for (method, reason), pairs in grouped.items():
+            names = ", ".join(str(p) for p in pairs[:5]) + (", ..." if len(pairs) > 5 else "")
+            lines.append(f"{method} not run on {len(pairs)} of {len(self.pairs)} pairs ({names}): {reason}")
+        return lines
 
     def by_status(self) -> dict[StatusName, tuple[Result, ...]]:
         """Results grouped by status (only statuses present)."""
@@ -170,20 +189,40 @@ def _pair_routes(
     roc_delta: float,
     permutations: int,
     seed: int,
-) -> tuple[list[Result], dict[str, float]]:
-    """The per-pair routes (MMD-TV, ROC out of fold, permutation test) for one pair, timed."""
-    out: list[Result] = []
+) -> tuple[list[Result | tuple[str, str]], dict[str, float]]:
+    """The per-pair routes (MMD-TV, ROC out of fold, permutation test) for one pair, timed.
+
+    A route the pair's data cannot support (a :class:`DataError`) is returned as its reason.
+    """
+    out: list[Result | tuple[str, str]] = []
     spent: dict[str, float] = {}
     for m in methods:
         t0 = time.perf_counter()
-        if m == "mmd_tv":
-            out.append(routes.mmd_tv(x_a, x_b, pair=pair))
-        elif m == "roc_oof":
-            out.append(routes.roc_oof(x_a, x_b, folds=roc_folds, delta=roc_delta, seed=seed, pair=pair))
-        elif m == "mmd_permutation":
-            out.append(routes.mmd_permutation_test(x_a, x_b, permutations, seed, pair=pair))
+        try:
+            if m == "mmd_tv":
+                out.append(routes.mmd_tv(x_a, x_b, pair=pair))
+            elif m == "roc_oof":
+                out.append(routes.roc_oof(x_a, x_b, folds=roc_folds, delta=roc_delta, seed=seed, pair=pair))
+            elif m == "mmd_permutation":
+                out.append(routes.mmd_permutation_test(x_a, x_b, permutations, seed, pair=pair))
+        except DataError as exc:
+            out.append((m, str(exc)))
         spent[m] = time.perf_counter() - t0
     return out, spent
+
+
+def _kde_bandwidth(rows: NDArray[np.float64], ident: str) -> NDArray[np.float64] | str:
+    """An identity's KDE bandwidths, or why KDE-LR cannot score it (a constant coordinate)."""
+    constant = np.flatnonzero(rows.min(axis=0) == rows.max(axis=0))
+    if constant.size > 0:
+        return (
+            f"identity {ident!r} is constant in {constant.size} coordinate(s) (first: coordinate "
+            f"{int(constant[0])}), where KDE-LR has no bandwidth; drop constant columns to run it"
+        )
+    try:
+        return _kde.silverman_bandwidth(rows)
+    except DataError as exc:
+        return f"identity {ident!r}: {exc}"
 
 
 def audit_pairs(
@@ -236,6 +275,11 @@ def audit_pairs(
     once per identity and reused for every pair that contains it; KDE-LR scores all pairs in one
     compiled batch. Each result keeps its own status.
 
+    A route that a pair's data cannot support (KDE-LR on an identity with a constant
+    coordinate, or a :class:`DataError` of a per-pair route) is not run on that pair; the pair,
+    the method and the reason are kept in :attr:`AuditTable.skipped`, and the other pairs and
+    methods still run.
+
     Examples
     --------
     >>> import numpy as np, certify as cf
@@ -246,6 +290,7 @@ def audit_pairs(
     ['Diagnostic', 'PopulationEstimate']
     """
     checked = _check_pairs(table, pairs)
+    skipped: list[tuple[Pair, str, str]] = []
     chosen = list(dict.fromkeys(methods))
     for m in chosen:
         if m not in ALL_METHODS:
@@ -285,13 +330,18 @@ def audit_pairs(
     if "kde_lr" in chosen:
         t0 = time.perf_counter()
         rows = [table.rows(i) for i in idents]
+        bws = [_kde_bandwidth(r, i) for i, r in zip(idents, rows, strict=True)]
+        cannot = {i: h for i, h in zip(idents, bws, strict=True) if isinstance(h, str)}
+        scorable = [p for p in checked if p.a not in cannot and p.b not in cannot]
+        skipped += [(p, "kde_lr", cannot.get(p.a) or cannot[p.b]) for p in checked if p not in scorable]
         scores = _kde.kde_lr_pairs(
             rows,
-            [(index[p.a], index[p.b]) for p in checked],
+            [(index[p.a], index[p.b]) for p in scorable],
             alpha=kde_alpha,
-            bandwidths=_kde.identity_bandwidths(rows),
+            # an identity that cannot be scored is in no scored pair; its entry is never read
+            bandwidths=[np.ones(table.dimension) if isinstance(h, str) else h for h in bws],
         )
-        for p, score in zip(checked, scores.tolist(), strict=True):
+        for p, score in zip(scorable, scores.tolist(), strict=True):
             by_method["kde_lr"].append(
                 Diagnostic(
                     method="kde_lr",
@@ -318,16 +368,20 @@ def audit_pairs(
             outputs = Parallel(n_jobs=n_jobs, return_as="generator")(
                 delayed(_pair_routes)(*job) for job in jobs
             )
-        for done, (results, spent) in enumerate(outputs, start=1):
+        for done, (pair, (results, spent)) in enumerate(zip(checked, outputs, strict=True), start=1):
             for r in results:
-                by_method[r.method].append(r)
+                if isinstance(r, tuple):
+                    skipped.append((pair, *r))
+                else:
+                    by_method[r.method].append(r)
             for m, secs in spent.items():
                 timings[m] += secs
             report(done, len(checked))
     else:
         report(len(checked), len(checked))
-    ordered = [r for p in range(len(checked)) for m in chosen for r in by_method[m][p : p + 1]]
-    return AuditTable(ordered, checked, timings)
+    found = {(r.pair, r.method): r for m in chosen for r in by_method[m]}
+    ordered = [found[p, m] for p in checked for m in chosen if (p, m) in found]
+    return AuditTable(ordered, checked, timings, skipped)
 
 
 def _progress_reporter(progress: bool | Callable[[int, int], None]) -> Callable[[int, int], None]:

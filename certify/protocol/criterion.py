@@ -25,6 +25,7 @@ from scipy.special import betaln, gammaln
 from scipy.stats import beta as beta_dist
 
 from certify.errors import DataError, ParameterError
+from certify.stats.tradeoff import Target
 
 __all__ = [
     "EXACT_LIMIT",
@@ -78,11 +79,23 @@ def _eq16(u0: NDArray[np.float64], u1: NDArray[np.float64], delta: float) -> NDA
     return out
 
 
-def _bound_matrix(n0: int, n1: int, alpha: float, delta: float) -> NDArray[np.float64]:
-    """Eq. 16 for every pair of reserved error counts (rows: false positives)."""
+def _value(
+    u0: NDArray[np.float64], u1: NDArray[np.float64], delta: float, target: Target | None
+) -> NDArray[np.float64]:
+    """The criterion's value of error-rate bounds: Eq. 16 at ``delta``, or the target's (>= 0)."""
+    if target is None:
+        return _eq16(u0, u1, delta)
+    out: NDArray[np.float64] = np.maximum(target.values(u0, u1), 0.0)
+    return out
+
+
+def _bound_matrix(
+    n0: int, n1: int, alpha: float, delta: float, target: Target | None = None
+) -> NDArray[np.float64]:
+    """Eq. 16 (or the target) for every pair of reserved error counts (rows: false positives)."""
     u0 = _upper_table(n0, alpha)[:, None]
     u1 = _upper_table(n1, alpha)[None, :]
-    return _eq16(u0, u1, delta)
+    return _value(u0, u1, delta, target)
 
 
 def _predictive(errors: NDArray[np.float64], m: int, n: int) -> NDArray[np.float64]:
@@ -118,6 +131,8 @@ def expected_bound(
     n_class1: int,
     alpha_per_rate: float,
     delta: float = 0.0,
+    *,
+    target: Target | None = None,
 ) -> NDArray[np.float64]:
     """Expected certified bound (Eq. 16) on the reserved rows, predicted from development errors.
 
@@ -134,6 +149,9 @@ def expected_bound(
         Level of each one-sided Clopper-Pearson bound (:func:`certify.plan.alpha_per_rate`).
     delta : float, default 0.0
         Delta of the certified statement.
+    target : Target, optional
+        What to maximize instead of Eq. 16 at ``delta``: a claim's certified parameter
+        (:meth:`certify.GDPClaim.target` and the like; ``delta`` is then unused).
 
     Returns
     -------
@@ -173,9 +191,9 @@ def expected_bound(
     n0, n1 = int(n_class0), int(n_class1)
     if e0.size * (n0 + 1) * (n1 + 1) > EXACT_LIMIT:
         return _expected_bound_quadrature(
-            e0, int(dev_n_0), e1, int(dev_n_1), n0, n1, float(alpha_per_rate), float(delta)
+            e0, int(dev_n_0), e1, int(dev_n_1), n0, n1, float(alpha_per_rate), float(delta), target
         )
-    m = _bound_matrix(n0, n1, float(alpha_per_rate), float(delta))
+    m = _bound_matrix(n0, n1, float(alpha_per_rate), float(delta), target)
     p0 = _predictive(e0, dev_n_0, n0)
     p1 = _predictive(e1, dev_n_1, n1)
     out: NDArray[np.float64] = np.einsum("ci,ij,cj->c", p0, m, p1)
@@ -217,11 +235,12 @@ def _expected_bound_quadrature(
     n1: int,
     alpha: float,
     delta: float,
+    target: Target | None = None,
 ) -> NDArray[np.float64]:
     """:func:`expected_bound` by a ``K x K`` quadrature of the two predictive laws."""
     u0 = _upper_real(_predictive_nodes(e0, m0, n0), n0, alpha)[:, :, None]
     u1 = _upper_real(_predictive_nodes(e1, m1, n1), n1, alpha)[:, None, :]
-    out: NDArray[np.float64] = _eq16(u0, u1, delta).mean(axis=(1, 2))
+    out: NDArray[np.float64] = _value(u0, u1, delta, target).mean(axis=(1, 2))
     return out
 
 
@@ -235,12 +254,14 @@ def pessimistic_bound(
     alpha_per_rate: float,
     delta: float = 0.0,
     dev_level: float = 0.05,
+    *,
+    target: Target | None = None,
 ) -> NDArray[np.float64]:
     """The bound (Eq. 16) a threshold would certify if its error rates were as high as plausible.
 
     Parameters
     ----------
-    dev_errors_0, dev_n_0, dev_errors_1, dev_n_1, n_class0, n_class1, alpha_per_rate, delta
+    dev_errors_0, dev_n_0, dev_errors_1, dev_n_1, n_class0, n_class1, alpha_per_rate, delta, target
         As in :func:`expected_bound`.
     dev_level : float, default 0.05
         One-sided level of the pessimistic development rates.
@@ -277,7 +298,7 @@ def pessimistic_bound(
     r1 = _upper_real(e1, int(dev_n_1), float(dev_level))
     u0 = _upper_real(r0 * n_class0, int(n_class0), float(alpha_per_rate))
     u1 = _upper_real(r1 * n_class1, int(n_class1), float(alpha_per_rate))
-    return _eq16(u0, u1, delta)
+    return _value(u0, u1, delta, target)
 
 
 def _candidate_cuts(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -306,6 +327,8 @@ def max_bound_cut(
     n_class1: int,
     alpha_per_rate: float,
     delta: float = 0.0,
+    *,
+    target: Target | None = None,
 ) -> tuple[float, float]:
     """The cut on oriented scores that maximizes :func:`expected_bound`, and that maximum.
 
@@ -313,7 +336,7 @@ def max_bound_cut(
     ----------
     scores_0, scores_1 : numpy.ndarray
         Oriented development scores (larger means class 1) of class 0 and class 1.
-    n_class0, n_class1, alpha_per_rate, delta
+    n_class0, n_class1, alpha_per_rate, delta, target
         As in :func:`expected_bound`.
 
     Returns
@@ -338,7 +361,7 @@ def max_bound_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    cut, value, _ = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta)
+    cut, value, _ = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, None, target)
     return cut, value
 
 
@@ -350,6 +373,7 @@ def _best_oriented_cut(
     alpha_per_rate: float,
     delta: float,
     dev_level: float | None = None,
+    target: Target | None = None,
 ) -> tuple[float, float, float]:
     """Best cut on oriented scores: ``(threshold, criterion value, Youden index there)``."""
     cuts, below = _candidate_cuts(np.concatenate([s0, s1]))
@@ -357,10 +381,10 @@ def _best_oriented_cut(
     fn = np.searchsorted(np.sort(s1), cuts, side="left")
     if dev_level is None:
         value = expected_bound(fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size,
-                               n_class0, n_class1, alpha_per_rate, delta)
+                               n_class0, n_class1, alpha_per_rate, delta, target=target)
     else:
         value = pessimistic_bound(fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size,
-                                  n_class0, n_class1, alpha_per_rate, delta, dev_level)
+                                  n_class0, n_class1, alpha_per_rate, delta, dev_level, target=target)
     youden = (1.0 - fn / s1.size) - fp / s0.size
     best = int(np.argmax(value)) if float(value.max()) > 0.0 else int(np.argmax(youden))
     threshold = float(0.5 * (cuts[best] + below[best]))
@@ -376,6 +400,7 @@ def best_cut(
     delta: float = 0.0,
     *,
     dev_level: float | None = None,
+    target: Target | None = None,
 ) -> tuple[int, float, float]:
     """The orientation and threshold that maximize the criterion, over both orientations.
 
@@ -388,6 +413,8 @@ def best_cut(
     dev_level : float, optional
         None ranks cuts by :func:`expected_bound`; a level in (0, 1) ranks them by
         :func:`pessimistic_bound` at that level (robust when many cuts are searched).
+    target : Target, optional
+        As in :func:`expected_bound`.
 
     Returns
     -------
@@ -417,8 +444,8 @@ def best_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    up = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, dev_level)
-    down = _best_oriented_cut(-s0, -s1, n_class0, n_class1, alpha_per_rate, delta, dev_level)
+    up = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
+    down = _best_oriented_cut(-s0, -s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
     if (down[1], down[2]) > (up[1], up[2]):
         return -1, -down[0], down[1]
     return 1, up[0], up[1]
@@ -433,6 +460,7 @@ def robust_cut(
     *,
     dev_level: float = 0.05,
     candidates: int = 1,
+    target: Target | None = None,
 ) -> tuple[int, float, float, float]:
     """Orientation and threshold whose worst :func:`pessimistic_bound` over halves is largest.
 
@@ -448,6 +476,8 @@ def robust_cut(
         Number of scores whose cuts are searched side by side with this one (one per output
         coordinate, say); the relaxed level for few cuts applies only when all of them together
         have at most :data:`FEW_CUTS` cuts.
+    target : Target, optional
+        As in :func:`expected_bound`.
 
     Returns
     -------
@@ -517,7 +547,9 @@ def robust_cut(
         best = (-1.0, 1, 0)
         for orientation in (1, -1):
             sides = [(e0, m0, e1, m1) for o, e0, m0, e1, m1 in counts if o == orientation]
-            value, k = _max_worst(sides, n_class0, n_class1, alpha_per_rate, delta, level, best[0])
+            value, k = _max_worst(
+                sides, n_class0, n_class1, alpha_per_rate, delta, level, best[0], target
+            )
             if value > best[0]:
                 best = (value, orientation, k)
         found[level] = best
@@ -537,6 +569,7 @@ def _max_worst(
     delta: float,
     level: float,
     floor: float,
+    target: Target | None = None,
 ) -> tuple[float, int]:
     """The largest, over cuts, of the smallest pessimistic bound over halves, and its first cut.
 
@@ -557,7 +590,10 @@ def _max_worst(
         out = np.full(e0s[0].size, np.inf)
         for (_, m0, _, m1), e0, e1 in zip(sides, e0s, e1s, strict=True):
             out = np.minimum(
-                out, pessimistic_bound(e0, m0, e1, m1, n_class0, n_class1, alpha_per_rate, delta, level)
+                out,
+                pessimistic_bound(
+                    e0, m0, e1, m1, n_class0, n_class1, alpha_per_rate, delta, level, target=target
+                ),
             )
         return out
 

@@ -26,6 +26,7 @@ from certify._core import Pair
 from certify.errors import DataError, ParameterError
 from certify.protocol.criterion import _check_plan, expected_bound, max_bound_cut
 from certify.protocol.scores import ClippedScore, LaplaceScore
+from certify.stats.tradeoff import Target
 
 __all__ = [
     "CERTIFY_CANDIDATES",
@@ -637,6 +638,10 @@ class BoundPlan:
         confidence_level)`` for the protocol the test will be registered in.
     delta : float, default 0.0
         Delta of the certified statement.
+    target : Target, optional
+        What a choice maximizes instead of Eq. 16 at ``delta`` (a claim's ``target()``, e.g.
+        :meth:`certify.GDPClaim.target`); :meth:`certify.FixedTest.select` sets it from its
+        ``claim``.
 
     Raises
     ------
@@ -659,9 +664,14 @@ class BoundPlan:
     n_class1: int
     alpha_per_rate: float
     delta: float = 0.0
+    target: Target | None = attrs.field(default=None, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         _check_plan(self.n_class0, self.n_class1, self.alpha_per_rate, self.delta)
+        if self.target is not None and not isinstance(self.target, Target):
+            raise ParameterError(
+                f"BoundPlan.target must be a Target (claim.target()); got {self.target!r:.80}."
+            )
 
     @classmethod
     def for_pair(

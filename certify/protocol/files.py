@@ -12,10 +12,11 @@ import math
 import os
 import tomllib
 from collections.abc import Mapping
-from typing import Any, Final, Literal, final
+from typing import Any, Final, Literal, cast, final
 
 import attrs
 
+from certify.claims import AnyClaim, Claim, GDPClaim, ProfileClaim, ZCDPClaim
 from certify.errors import CertifyError
 
 __all__ = [
@@ -57,12 +58,27 @@ class AuditPlan:
     classifier: Literal["logistic"]
     C: float
     max_iter: int
-    threshold: Literal["youden"] | float
+    threshold: Literal["youden", "max_bound"] | float
     folds: int
     cv_seed: int
     claim_epsilon: float | None
     claim_delta: float
     description: str
+    claim_gdp_mu: float | None = None
+    claim_zcdp_rho: float | None = None
+    claim_profile: tuple[tuple[float, float], ...] | None = None
+
+    def claim(self) -> AnyClaim | None:
+        """The claim the file states (at most one of its kinds), or None."""
+        if self.claim_epsilon is not None:
+            return Claim(self.claim_epsilon, self.claim_delta)
+        if self.claim_gdp_mu is not None:
+            return GDPClaim(self.claim_gdp_mu)
+        if self.claim_zcdp_rho is not None:
+            return ZCDPClaim(self.claim_zcdp_rho)
+        if self.claim_profile is not None:
+            return ProfileClaim.from_points(self.claim_profile, name="profile of the protocol file")
+        return None
 
 
 @final
@@ -253,8 +269,10 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
     if max_iter < 1:
         raise ProtocolFileError(f"test.max_iter must be an integer >= 1; got {max_iter!r}.")
     threshold = _get(test, "test", "threshold", (str, int, float), "youden")
-    if isinstance(threshold, str) and threshold != "youden":
-        raise ProtocolFileError(f"test.threshold must be 'youden' or a number; got {threshold!r}.")
+    if isinstance(threshold, str) and threshold not in ("youden", "max_bound"):
+        raise ProtocolFileError(
+            f"test.threshold must be 'youden', 'max_bound' or a number; got {threshold!r}."
+        )
     if not isinstance(threshold, str) and not _finite(threshold):
         raise ProtocolFileError(f"test.threshold must be finite; got {threshold!r}.")
     folds = _get(test, "test", "folds", int, 5)
@@ -265,13 +283,27 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
         raise ProtocolFileError(f"test.seed must be an integer >= 0; got {cv_seed!r}.")
 
     claim = _section(doc, "claim", required=False)
-    _unknown(claim, "claim", {"epsilon", "delta"})
+    _unknown(claim, "claim", {"epsilon", "delta", "gdp_mu", "zcdp_rho", "profile"})
     claim_epsilon = _get(claim, "claim", "epsilon", (int, float), None)
     if claim_epsilon is not None:
         claim_epsilon = _range(claim_epsilon, "claim", "epsilon", 0.0, math.inf, False, True)
+    if "delta" in claim and claim_epsilon is None:
+        raise ProtocolFileError(
+            "claim.delta belongs to a point claim: give claim.epsilon with it, or drop it."
+        )
     claim_delta = _range(
         _get(claim, "claim", "delta", (int, float), delta), "claim", "delta", 0.0, 1.0, False, True
     )
+    curves: dict[str, float | None] = {}
+    for key in ("gdp_mu", "zcdp_rho"):
+        value = _get(claim, "claim", key, (int, float), None)
+        curves[key] = None if value is None else _range(value, "claim", key, 0.0, math.inf, True, True)
+    profile = _profile_points(claim.get("profile"))
+    stated = [k for k in ("epsilon", "gdp_mu", "zcdp_rho", "profile") if k in claim]
+    if len(stated) > 1:
+        raise ProtocolFileError(
+            f"[claim] states one claim; got {', '.join('claim.' + k for k in stated)}. Keep one."
+        )
     return AuditPlan(
         name=name,
         confidence_level=level,
@@ -288,13 +320,41 @@ def parse_protocol(doc: Mapping[str, Any]) -> AuditPlan | BenchmarkPlan:
         classifier="logistic",
         C=C,
         max_iter=max_iter,
-        threshold="youden" if isinstance(threshold, str) else float(threshold),
+        threshold=cast(Literal["youden", "max_bound"], threshold)
+        if isinstance(threshold, str) else float(threshold),
         folds=folds,
         cv_seed=cv_seed,
         claim_epsilon=claim_epsilon,
         claim_delta=claim_delta,
         description=description,
+        claim_gdp_mu=curves["gdp_mu"],
+        claim_zcdp_rho=curves["zcdp_rho"],
+        claim_profile=profile,
     )
+
+
+def _profile_points(value: object) -> tuple[tuple[float, float], ...] | None:
+    """``claim.profile``: a list of ``[epsilon, delta]`` points, validated."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value:
+        raise ProtocolFileError(
+            f"claim.profile must be a non-empty list of [epsilon, delta] points; got {value!r}."
+        )
+    points = []
+    for k, point in enumerate(value):
+        if (
+            not isinstance(point, list)
+            or len(point) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int | float) for v in point)
+        ):
+            raise ProtocolFileError(
+                f"claim.profile[{k}] must be a pair [epsilon, delta] of numbers; got {point!r}."
+            )
+        e = _range(point[0], "claim", f"profile[{k}][0] (epsilon)", 0.0, math.inf, False, True)
+        d = _range(point[1], "claim", f"profile[{k}][1] (delta)", 0.0, 1.0, False, False)
+        points.append((e, d))
+    return tuple(points)
 
 
 def load_protocol_file(path: str | os.PathLike[str]) -> AuditPlan | BenchmarkPlan:

@@ -25,6 +25,7 @@ from certify.protocol.scores import (
 from certify.stats.roc import auc as roc_auc
 
 if TYPE_CHECKING:
+    from certify.claims import AnyClaim
     from certify.protocol.families import BoundPlan
 
 __all__ = ["FixedTest", "ThresholdRule"]
@@ -52,6 +53,9 @@ def _choose_threshold(
         from certify.protocol.families import max_bound_cut, require_plan
 
         plan = require_plan(plan)
+        if plan.target is not None:
+            found, thr, _ = _targeted_cut(scores_0, scores_1, plan)
+            return found, thr
         cut, _ = max_bound_cut(s0, s1, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta)
         return orientation, float(orientation * cut)
     if rule != "youden":
@@ -66,6 +70,27 @@ def _choose_threshold(
     lower = cuts[best - 1] if best > 0 else cuts[best] - 1.0
     oriented = 0.5 * (cuts[best] + lower)
     return orientation, float(orientation * oriented)
+
+
+def _targeted_cut(
+    scores_0: NDArray[np.float64], scores_1: NDArray[np.float64], plan: BoundPlan
+) -> tuple[int, float, float]:
+    """Orientation, threshold and value of the cut a claim's target prefers (robust to flukes).
+
+    A curve's certified parameter is nearly flat across the thresholds of a likelihood-ratio
+    score (the Gaussian trade-off curve is traced by all of them), so the largest value of a
+    plug-in criterion over thousands of cuts is set by sampling noise in the sparse tails. The
+    cut is chosen as the black-box audit chooses it: pessimistic development rates, required
+    to hold on both halves of each class's out-of-fold scores
+    (:func:`certify.protocol.criterion.robust_cut`).
+    """
+    from certify.protocol.criterion import robust_cut
+
+    halves = [(scores_0[k::2], scores_1[k::2]) for k in (0, 1)]
+    orientation, threshold, value, _ = robust_cut(
+        halves, plan.n_class0, plan.n_class1, plan.alpha_per_rate, plan.delta, target=plan.target
+    )
+    return orientation, threshold, value
 
 
 @final
@@ -125,6 +150,7 @@ class FixedTest:
         response: _sklearn.Response | None = None,
         name: str | None = None,
         plan: BoundPlan | None = None,
+        claim: AnyClaim | None = None,
     ) -> FixedTest:
         """Fit a classifier on development data and fix its orientation and threshold.
 
@@ -155,6 +181,12 @@ class FixedTest:
         plan : BoundPlan, optional
             Planned reserved rows per class, ``alpha_per_rate`` and delta; required by
             ``threshold="max_bound"`` and ignored otherwise.
+        claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+            With ``threshold="max_bound"``, the cut maximizes what the certificate would
+            certify in this claim's terms (``mu_lower`` for a GDP claim, and so on) instead of
+            Eq. 16 at the plan's delta, with pessimistic development rates required to hold on
+            both halves of the out-of-fold scores (the flat curve criteria would otherwise
+            reward noise in sparse tails); orientation and threshold both come from that search.
 
         Returns
         -------
@@ -180,6 +212,7 @@ class FixedTest:
             )
         if not isinstance(pair, Pair):
             raise ParameterError(f"pair must be a Pair; got {pair!r}.")
+        plan = _targeted(plan, claim)
         est = _sklearn.default_estimator() if estimator is None else estimator
         resp = _sklearn.response_of(est, response)
         x_a, x_b = development.rows(pair.a), development.rows(pair.b)
@@ -277,6 +310,7 @@ class FixedTest:
         folds: int = 5,
         seed: int = 0,
         name: str | None = None,
+        claim: AnyClaim | None = None,
     ) -> FixedTest:
         """Choose among candidate test families on development data, then fit the chosen one.
 
@@ -301,6 +335,11 @@ class FixedTest:
             Seed of the folds.
         name : str, optional
             Label for reports; default ``"certify:<family>"``.
+        claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
+            The claim under test: families (and a ``"max_bound"`` threshold) are judged by what
+            they are expected to certify in its terms (``mu_lower`` for a GDP claim,
+            ``rho_lower`` for zCDP, the margin over a profile) instead of Eq. 16 at the plan's
+            delta.
 
         Returns
         -------
@@ -325,7 +364,7 @@ class FixedTest:
         """
         from certify.protocol.families import estimator_for, require_plan, resolve_candidates
 
-        plan = require_plan(plan)
+        plan = require_plan(_targeted(plan, claim))
         names = resolve_candidates(candidates)
         if not isinstance(development, EmbeddingTable):
             raise DataError(
@@ -344,10 +383,13 @@ class FixedTest:
             oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, "decision_function")
             s0, s1 = oof[: len(x_a)], oof[len(x_a) :]
             orientation, _ = _choose_threshold(s0, s1, "youden")
-            _, value = max_bound_cut(
-                orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
-                plan.alpha_per_rate, plan.delta,
-            )
+            if plan.target is not None:
+                _, _, value = _targeted_cut(s0, s1, plan)
+            else:
+                _, value = max_bound_cut(
+                    orientation * s0, orientation * s1, plan.n_class0, plan.n_class1,
+                    plan.alpha_per_rate, plan.delta,
+                )
             key = (value, _oriented_auc(s0, s1, orientation), -k)
             if best is None or key > best:
                 best, chosen = key, (fam, est)
@@ -395,6 +437,24 @@ class FixedTest:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"a test entry of the record is malformed ({exc!r}).") from exc
+
+
+def _targeted(plan: BoundPlan | None, claim: AnyClaim | None) -> BoundPlan | None:
+    """The plan with the claim's target (unchanged without a claim; a claim needs a plan)."""
+    if claim is None:
+        return plan
+    from certify.claims import Claim, GDPClaim, ProfileClaim, ZCDPClaim
+
+    if not isinstance(claim, Claim | GDPClaim | ZCDPClaim | ProfileClaim):
+        raise ParameterError(
+            f"claim must be a Claim, GDPClaim, ZCDPClaim or ProfileClaim; got {type(claim).__name__}."
+        )
+    if plan is None:
+        raise ParameterError(
+            "claim= steers the threshold rule 'max_bound', which needs plan=BoundPlan(...); pass "
+            "plan=BoundPlan.for_pair(split.reserved, pair, family_size)."
+        )
+    return attrs.evolve(plan, target=claim.target())
 
 
 def _is_linear(estimator: object) -> bool:

@@ -11,7 +11,13 @@ from certify.report._render import (
     write_atomic,
     write_report,
 )
-from certify.report.figures import auc_histogram, certificate_bars, confidence_corners, mmd_histogram
+from certify.report.figures import (
+    auc_histogram,
+    certificate_bars,
+    confidence_corners,
+    mmd_histogram,
+    tradeoff_region,
+)
 
 __all__ = [
     "auc_histogram",
@@ -25,6 +31,7 @@ __all__ = [
     "markdown_to_html",
     "mmd_histogram",
     "safe_path",
+    "tradeoff_region",
     "write_atomic",
     "write_report",
 ]

@@ -17,9 +17,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from certify.claims import Claim, Inconclusive, Refuted, refute
+from certify._core import lower_bound_text
+from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.errors import DataError
 from certify.methods.audit import AuditTable
+from certify.plan import alpha_of_test
 from certify.results import (
     Certificate,
     CertificateFamily,
@@ -32,6 +34,7 @@ from certify.results import (
 __all__ = [
     "Figure",
     "certificate_sentence",
+    "curve_lines",
     "describe_markdown",
     "evaluation_markdown",
     "file_sha256",
@@ -91,6 +94,14 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
+def _fmt_lower(x: float) -> str:
+    """A lower bound for a report, as :func:`_fmt` but rounded down (the one rule for bounds)."""
+    if math.isfinite(x) and x > 0 and (x >= 1e4 or x < 1e-3):
+        unit = 10.0 ** (math.floor(math.log10(x)) - 2)
+        return f"{math.floor(x / unit) * unit:.3g}"
+    return lower_bound_text(x)
+
+
 def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
     """One plain sentence saying what a certificate means."""
     n = len(family.certificates)
@@ -102,13 +113,72 @@ def certificate_sentence(family: CertificateFamily, cert: Certificate) -> str:
     if cert.epsilon_lower > 0:
         return (
             f"This is a lower confidence bound: with at least {level} confidence, simultaneously "
-            f"for all {n} pairs, epsilon is at least {_fmt(cert.epsilon_lower)} for pair "
+            f"for all {n} pairs, epsilon is at least {_fmt_lower(cert.epsilon_lower)} for pair "
             f"{cert.pair} at delta = {cert.delta:g}, under the iid model."
         )
     return (
         f"No positive bound for pair {cert.pair}: the test's error bounds at {level} simultaneous "
         "confidence do not exclude epsilon = 0. This is not evidence of privacy."
     )
+
+
+def curve_lines(family: CertificateFamily, claim: AnyClaim | None) -> list[str]:
+    """Markdown: each certificate's certified curve parameters, beside the claim (if any).
+
+    Every value is a Certificate at the family's simultaneous level: the mechanism is not
+    ``mu``-GDP below ``mu_lower``, not ``rho``-zCDP below ``rho_lower``, and (for a point or
+    profile claim) not ``(epsilon, delta)``-DP below ``epsilon_lower`` at the claim's delta.
+    """
+    level = f"{family.confidence_level:.4g}"
+    head = ["| pair | test | mu_lower (Certificate) | rho_lower (Certificate) |"]
+    rule = ["|---|---|---|---|"]
+    extra: list[str] = []
+    if isinstance(claim, Claim):
+        head[0] += f" epsilon_lower at delta = {claim.delta:g} (Certificate) |"
+        rule[0] += "---|"
+    elif isinstance(claim, ProfileClaim):
+        head[0] += " closest point of the profile (epsilon, delta) | epsilon_lower there (Certificate) |"
+        rule[0] += "---|---|"
+    rows = []
+    for c in family.certificates:
+        row = f"| {c.pair} | {c.test_name} | {_fmt_lower(c.mu_lower)} | {_fmt_lower(c.rho_lower)} |"
+        if isinstance(claim, Claim):
+            row += f" {_fmt_lower(c.epsilon_lower_at(claim.delta))} |"
+        elif isinstance(claim, ProfileClaim):
+            _, e, d = claim.excess(c)
+            row += f" ({e:.4g}, {d:.3g}) | {_fmt_lower(c.epsilon_lower_at(d))} |"
+        rows.append(row)
+    match claim:
+        case None:
+            extra.append("No claim was stated.")
+        case GDPClaim():
+            extra.append(f"Claimed: {claim.describe()}; refuted when some mu_lower exceeds {claim.mu:g}.")
+        case ZCDPClaim():
+            extra.append(f"Claimed: {claim.describe()}; refuted when some rho_lower exceeds {claim.rho:g}.")
+        case Claim():
+            extra.append(
+                f"Claimed: {claim.describe()}; refuted when some epsilon_lower at delta = "
+                f"{claim.delta:g} exceeds {claim.epsilon:g}."
+            )
+        case ProfileClaim():
+            extra.append(
+                f"Claimed: {claim.describe()}; refuted when at some epsilon the certified bound at "
+                "the profile's delta exceeds it (the closest point is shown)."
+            )
+    return [
+        "## Certified privacy curves",
+        "",
+        f"Each value is a Certificate at the family's simultaneous level {level}, from the same "
+        "two error bounds as epsilon_lower: the mechanism is not mu-GDP for any mu below "
+        "mu_lower and not rho-zCDP for any rho below rho_lower, under the iid model.",
+        "",
+        *head,
+        *rule,
+        *rows,
+        "",
+        *extra,
+        "",
+    ]
 
 
 def manifest(
@@ -199,10 +269,35 @@ def _manifest_md(man: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _level_sentence(family: CertificateFamily) -> str:
+    """The family's level and the registered family its error budget is divided over."""
+    n = len(family.certificates)
+    per_rate = family.certificates[0].alpha_per_rate
+    if any(not math.isclose(c.alpha_per_rate, per_rate, rel_tol=1e-9) for c in family.certificates):
+        return (
+            f"Simultaneous confidence level: **{family.confidence_level:g}** over {n} tests (union "
+            "bound: the tests come from merged families, each error rate bounded at its own "
+            f"family's level; the shares add up to {1 - family.confidence_level:.3g})."
+        )
+    per_test = alpha_of_test(per_rate)
+    registered = max(n, round((1.0 - family.confidence_level) / per_test))
+    over = (
+        f"{n} tests"
+        if registered == n
+        else f"{n} tests evaluated of a registered family of {registered}"
+    )
+    return (
+        f"Simultaneous confidence level: **{family.confidence_level:g}** over {over} (Bonferroni "
+        f"over {registered}: each test's share of the error budget is {1 - family.confidence_level:.3g}"
+        f"/{registered} = {per_test:.3g}, each of its two error rates bounded one-sided at "
+        f"{per_rate:.3g})."
+    )
+
+
 def evaluation_markdown(
     family: CertificateFamily,
     *,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     man: Mapping[str, Any] | None = None,
     title: str = "Pre-registered audit",
     figures: Sequence[str] = (),
@@ -211,11 +306,10 @@ def evaluation_markdown(
     lines = [f"# {title}: {family.protocol_name}", ""]
     lines += ["## Certificates", "", STATUS_MEANING["Certificate"], ""]
     lines += [
-        f"Simultaneous confidence level: **{family.confidence_level:g}** over "
-        f"{len(family.certificates)} tests (Bonferroni, each error rate bounded one-sided at "
-        f"{family.certificates[0].alpha_per_rate:.3g}).",
+        _level_sentence(family),
         "",
-        "| pair | test | false positives | false negatives | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "| pair | test | false positives | false negatives | U_FPR (Certificate: upper bound) | "
+        "U_FNR (Certificate: upper bound) | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|",
     ]
     for c in family.certificates:
@@ -224,7 +318,7 @@ def evaluation_markdown(
             lines.append(
                 f"| {c.pair} | {c.test_name} | {ev.false_positives}/{ev.n_class0} | "
                 f"{ev.false_negatives}/{ev.n_class1} | {ev.u_fpr:.4f} | {ev.u_fnr:.4f} | "
-                f"**{_fmt(c.epsilon_lower)}** |"
+                f"**{_fmt_lower(c.epsilon_lower)}** |"
             )
     lines.append("")
     mmd = [c for c in family.certificates if isinstance(c.evidence, MMDEvidence)]
@@ -243,7 +337,7 @@ def evaluation_markdown(
                 continue
             lines.append(
                 f"| {c.pair} | {c.test_name} | {m.n_class0}+{m.n_class1} | {m.mmd_biased:.4f} | "
-                f"{m.slack:.4f} | {m.mmd_lower:.4f} | **{_fmt(c.epsilon_lower)}** |"
+                f"{m.slack:.4f} | {lower_bound_text(m.mmd_lower, 4)} | **{_fmt_lower(c.epsilon_lower)}** |"
             )
         lines.append("")
     for c in family.certificates:
@@ -253,6 +347,7 @@ def evaluation_markdown(
         lines += ["", f"Assumptions of every {method} certificate:", ""]
         lines += [f"- {a}" for a in first.assumptions]
     lines.append("")
+    lines += curve_lines(family, claim)
     lines += ["## Verdict", ""]
     if claim is None:
         lines.append("No claim was stated; no verdict.")
@@ -285,6 +380,9 @@ def describe_markdown(
 ) -> str:
     """The report of descriptive routes, one section per status (Markdown)."""
     lines = [f"# {title}", "", f"{len(table.pairs)} pairs audited.", ""]
+    if table.skipped:
+        lines += ["Not run (the data of these pairs cannot support the method):", ""]
+        lines += [f"- {line}" for line in table.skipped_lines()] + [""]
     groups = table.by_status()
     headings = {"Diagnostic": "Diagnostics", "PopulationEstimate": "Population estimates"}
     summaries = table.summaries()
@@ -345,8 +443,12 @@ def describe_markdown(
 
 
 _STYLE = (
-    "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
-    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #999;padding:.25em .6em}"
+    # text keeps a readable measure; tables may use the whole window (a summary of 11
+    # status-labelled columns fits at 1280 px) and scroll inside their box, never off the page
+    "body{font-family:sans-serif;margin:2em;line-height:1.45}"
+    "h1,h2,h3,h4,p,ul,ol,pre,blockquote,figure{max-width:60em}"
+    ".table{overflow-x:auto;max-width:100%;margin:1em 0}"
+    "table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #999;padding:.25em .5em}"
     "th{background:#eee}img{max-width:100%}code{background:#f4f4f4}"
 )
 
@@ -406,6 +508,8 @@ def markdown_to_html(markdown: str, images: Mapping[str, bytes], title: str) -> 
         return f'<img alt="{alt}" src="data:image/png;base64,{b64}">{caption}'
 
     md.add_render_rule("image", image)
+    md.add_render_rule("table_open", lambda *args: '<div class="table"><table>\n')
+    md.add_render_rule("table_close", lambda *args: "</table></div>\n")
     body = str(md.renderer.render(tokens, md.options, {}))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

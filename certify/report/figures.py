@@ -6,12 +6,13 @@ import math
 
 import numpy as np
 
-from certify.claims import Claim
+from certify._core import lower_bound_text
+from certify.claims import AnyClaim, Claim, tradeoff_curve
 from certify.methods.audit import AuditTable
 from certify.report._render import png
 from certify.results import CertificateFamily, Diagnostic, ErrorRateEvidence, PopulationEstimate
 
-__all__ = ["auc_histogram", "certificate_bars", "confidence_corners", "mmd_histogram"]
+__all__ = ["auc_histogram", "certificate_bars", "confidence_corners", "mmd_histogram", "tradeoff_region"]
 
 
 def _plt() -> object:
@@ -24,19 +25,23 @@ def _plt() -> object:
     return plt
 
 
-def certificate_bars(family: CertificateFamily, claim: Claim | None = None) -> bytes:
-    """Bars of each certificate's epsilon_lower, with the claimed epsilon as a line."""
+def certificate_bars(family: CertificateFamily, claim: AnyClaim | None = None) -> bytes:
+    """Bars of each certificate's epsilon_lower, with the claimed epsilon as a line (point claims)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 3.2))  # type: ignore[attr-defined]
     labels = [str(c.pair) for c in family.certificates]
-    values = [c.epsilon_lower_at(claim.delta) if claim else c.epsilon_lower for c in family.certificates]
+    point = claim if isinstance(claim, Claim) else None
+    values = [
+        c.epsilon_lower_at(point.delta) if point is not None else c.epsilon_lower
+        for c in family.certificates
+    ]
     ax.bar(range(len(values)), values, color="#3b6ea8")
     ax.set_xticks(range(len(values)), labels, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("epsilon_lower (Certificate)")
     ax.set_title(f"Certified lower bounds, {family.confidence_level:g} simultaneous confidence")
-    if claim is not None:
+    if point is not None:
         ax.axhline(
-            claim.epsilon, color="#c0392b", linestyle="--", label=f"claimed epsilon = {claim.epsilon:g}"
+            point.epsilon, color="#c0392b", linestyle="--", label=f"claimed epsilon = {point.epsilon:g}"
         )
         ax.legend(fontsize=8)
     return png(fig)
@@ -60,7 +65,7 @@ def confidence_corners(family: CertificateFamily) -> bytes:
             np.minimum(1, math.exp(best) * xs),
             color="#2c7",
             linestyle=":",
-            label=f"boundary at epsilon = {best:.3f}",
+            label=f"boundary at epsilon = {lower_bound_text(best)}",
         )
         ax.legend(fontsize=7, loc="lower right")
     ax.plot([0, 1], [0, 1], color="#ccc", linewidth=0.8)
@@ -69,6 +74,38 @@ def confidence_corners(family: CertificateFamily) -> bytes:
     ax.set_title("observed (circle) and confidence corner (square)", fontsize=9)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
+    return png(fig)
+
+
+def tradeoff_region(family: CertificateFamily, claim: AnyClaim | None = None) -> bytes:
+    """Trade-off plane: each certificate's region of possible error rates against the claimed curve.
+
+    With the family's confidence, a test's true (false-positive, false-negative) rates lie in the
+    rectangle below its corner ``(U_FPR, U_FNR)``; the claim allows only rates on or above its
+    trade-off curve (:func:`certify.claims.tradeoff_curve`). A corner below the curve refutes it.
+    """
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(4.8, 4.5))  # type: ignore[attr-defined]
+    xs = np.concatenate([np.geomspace(1e-6, 0.01, 60), np.linspace(0.01, 1.0, 140)])
+    if claim is not None:
+        ax.plot(xs, tradeoff_curve(claim, xs), color="#c0392b", label=f"claimed: {claim.describe()}")
+    ax.plot([0, 1], [1, 0], color="#ccc", linewidth=0.8, label="no information")
+    for k, c in enumerate(family.certificates):
+        if not isinstance(c.evidence, ErrorRateEvidence):
+            continue
+        ax.add_patch(
+            plt.Rectangle(  # type: ignore[attr-defined]
+                (0.0, 0.0), c.u_fpr, c.u_fnr, facecolor="#3b6ea8", alpha=0.12, edgecolor="#3b6ea8",
+                label="certified region (Certificate)" if k == 0 else None,
+            )
+        )
+        ax.plot(c.u_fpr, c.u_fnr, "s", color="#3b6ea8", markersize=4)
+    ax.set_xlabel("false positive rate (input a in the event)")
+    ax.set_ylabel("false negative rate (input b outside it)")
+    ax.set_title(f"true rates lie in the shaded region, {family.confidence_level:.4g} confidence", fontsize=8)
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.legend(fontsize=7, loc="upper right")
     return png(fig)
 
 

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from certify.blackbox.audit import MechanismAudit
-from certify.claims import Claim, Inconclusive, Refuted, refute
-from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
+from certify.claims import AnyClaim, Claim, Inconclusive, Refuted, claim_parameter, refute
+from certify.report._render import STATUS_MEANING, _fmt, _fmt_lower, _manifest_md, curve_lines
 
 if TYPE_CHECKING:
     from certify.protocol.ledger import Ledger
@@ -20,15 +20,16 @@ if TYPE_CHECKING:
 __all__ = ["mechanism_markdown", "mechanism_summary", "write_mechanism_report"]
 
 
-def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, Any]:
+def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str, Any]:
     """The one-line JSON summary of an audit (``certify audit-mechanism --json``).
 
-    Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``,
-    ``claimed_epsilon``, ``verdict`` (``"Refuted"``, ``"Inconclusive"``, or None without a
-    claim), ``confidence_level`` (the claim's level over all evaluations), ``level_used``,
-    ``evaluation``, ``pair``, ``test``, ``seconds``, ``record_sha256``,
-    ``reserved_fingerprint`` and ``ledger`` (the ledger's identity and the entry, hash and
-    number of this evaluation: :class:`~certify.LedgerStamp`).
+    Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``, ``mu_lower``,
+    ``rho_lower`` (all three Certificate-status), ``claim`` (the claim in words, or None),
+    ``claimed_epsilon`` (point claims), ``claimed_mu``, ``claimed_rho``, ``verdict``
+    (``"Refuted"``, ``"Inconclusive"``, or None without a claim), ``confidence_level`` (the
+    claim's level over all evaluations), ``level_used``, ``evaluation``, ``pair``, ``test``,
+    ``seconds``, ``record_sha256``, ``reserved_fingerprint`` and ``ledger`` (the ledger's
+    identity and the entry, hash and number of this evaluation: :class:`~certify.LedgerStamp`).
     """
     verdict: str | None = None
     if claim is not None:
@@ -40,8 +41,13 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
         "calls": audit.calls,
         "epsilon_lower": c.epsilon_lower,
         "delta": c.delta,
+        "mu_lower": c.mu_lower,
+        "rho_lower": c.rho_lower,
         "status": "Certificate",
-        "claimed_epsilon": None if claim is None else claim.epsilon,
+        "claim": None if claim is None else claim.describe(),
+        "claimed_epsilon": claim.epsilon if isinstance(claim, Claim) else None,
+        "claimed_mu": _parameter(claim, "mu"),
+        "claimed_rho": _parameter(claim, "rho"),
         "verdict": verdict,
         "confidence_level": audit.confidence_level,
         "level_used": audit.level_used,
@@ -55,13 +61,22 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
     }
 
 
+def _parameter(claim: AnyClaim | None, name: str) -> float | None:
+    """The claim's parameter if it is named ``name`` (``"mu"``, ``"rho"``), else None."""
+    if claim is None:
+        return None
+    key, value = claim_parameter(claim)
+    return value if key == name else None
+
+
 def mechanism_markdown(
     audit: MechanismAudit,
     *,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     man: Mapping[str, Any] | None = None,
     figures: Sequence[str] = (),
     published: Sequence[tuple[str, float, float]] = (),
+    exact: tuple[float, str] | None = None,
 ) -> str:
     """The Markdown report of a mechanism audit.
 
@@ -69,7 +84,7 @@ def mechanism_markdown(
     ----------
     audit : MechanismAudit
         The audit.
-    claim : Claim, optional
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
         The claim to test; without one the report states no verdict.
     man : Mapping, optional
         A run manifest (:func:`certify.report.manifest`).
@@ -77,6 +92,9 @@ def mechanism_markdown(
         Captions of figures to show (written beside the report by ``write_report``).
     published : sequence of (tool, epsilon_lower, confidence_level)
         Lower bounds other tools published for this mechanism, shown for comparison.
+    exact : (float, str), optional
+        The mechanism's exact epsilon and how it is known (a suite mechanism's
+        ``true_epsilon`` and ``true_epsilon_note``), shown beside the certificate.
 
     Returns
     -------
@@ -87,19 +105,27 @@ def mechanism_markdown(
     lines += ["## Certificate", "", STATUS_MEANING["Certificate"], ""]
     lines += [
         "| input a (class 0) | input b (class 1) | event (predicts b) | reserved calls a / b | "
-        "a-calls in the event | b-calls outside | U_FPR | U_FNR | epsilon_lower (Certificate) |",
+        "a-calls in the event | b-calls outside | U_FPR (Certificate: upper bound) | "
+        "U_FNR (Certificate: upper bound) | epsilon_lower (Certificate) |",
         "|---|---|---|---|---|---|---|---|---|",
         f"| `{c.pair.a}` | `{c.pair.b}` | {audit.chosen} | {c.n_class0} / {c.n_class1} | "
         f"{c.false_positives} | {c.false_negatives} | {c.u_fpr:.6f} | {c.u_fnr:.6f} | "
-        f"**{_fmt(c.epsilon_lower)}** |",
+        f"**{_fmt_lower(c.epsilon_lower)}** |",
         "",
     ]
+    if exact is not None:
+        value, note = exact
+        lines += [
+            f"Exact epsilon of this mechanism: **{_fmt(value)}** [known reference], beside the "
+            f"certified lower bound {_fmt_lower(c.epsilon_lower)} [Certificate]. {note}",
+            "",
+        ]
     k = audit.evaluation
     if c.epsilon_lower > 0:
         lines.append(
             f"With at least {audit.level_used:.4f} confidence over the reserved calls, "
             f"{audit.mechanism} is not (epsilon, {c.delta:g})-DP for any epsilon below "
-            f"{_fmt(c.epsilon_lower)}, provided each call draws fresh randomness."
+            f"{_fmt_lower(c.epsilon_lower)}, provided each call draws fresh randomness."
         )
     else:
         lines.append(
@@ -119,6 +145,7 @@ def mechanism_markdown(
         *[f"- {a}" for a in c.assumptions],
         "",
     ]
+    lines += curve_lines(audit.family, claim)
     lines += ["## Verdict", ""]
     if claim is None:
         lines.append("No claim was stated; no verdict.")
@@ -147,6 +174,7 @@ def mechanism_markdown(
             *[f"| {tool} | {_fmt(value)} | {level:g} |" for tool, value, level in published],
             "",
         ]
+    unit = "bound" if audit.claim is None else audit.claim.target().unit
     lines += [
         "## Development choice",
         "",
@@ -158,8 +186,8 @@ def mechanism_markdown(
         "value predicts the certified bound with pessimistic development rates (a ranking "
         "score, no bound).",
         "",
-        "| input a | input b | test | development calls per input | predicted bound (Diagnostic) "
-        "| plug-in | AUC |",
+        f"| input a | input b | test | development calls per input | predicted {unit} (Diagnostic) "
+        f"| plug-in {unit} (PopulationEstimate) | AUC (Diagnostic) |",
         "|---|---|---|---|---|---|---|",
     ]
     for d in audit.development[:25]:
@@ -185,12 +213,13 @@ def write_mechanism_report(
     *,
     ledger: Ledger,
     seed: int,
-    claim: Claim | None = None,
+    claim: AnyClaim | None = None,
     workers: int = 1,
     extra: Mapping[str, Any] | None = None,
     published: Sequence[tuple[str, float, float]] = (),
     preface: Sequence[str] = (),
     summary: Mapping[str, Any] | None = None,
+    exact: tuple[float, str] | None = None,
 ) -> tuple[Path, Path]:
     """Write an audit's report (``mechanism.md``, ``mechanism.html``, figures), record and summary.
 
@@ -204,7 +233,7 @@ def write_mechanism_report(
         The ledger the audit was recorded in (its entry goes into the manifest).
     seed : int
         The audit's seed.
-    claim : Claim, optional
+    claim : Claim or GDPClaim or ZCDPClaim or ProfileClaim, optional
         The claim tested; without one the report states no verdict.
     workers : int, default 1
         Processes the reserved calls ran in (for the manifest).
@@ -216,6 +245,8 @@ def write_mechanism_report(
         Markdown lines placed after the report's title.
     summary : Mapping, optional
         The JSON summary to write; default :func:`mechanism_summary`.
+    exact : (float, str), optional
+        The exact epsilon and how it is known, shown beside the certificate.
 
     Returns
     -------
@@ -223,7 +254,7 @@ def write_mechanism_report(
         The Markdown and HTML reports.
     """
     from certify.report._render import manifest, safe_path, write_atomic, write_report
-    from certify.report.figures import certificate_bars, confidence_corners
+    from certify.report.figures import certificate_bars, confidence_corners, tradeoff_region
 
     entry = ledger.entry(audit.certificate.data_fingerprint)
     man = manifest(
@@ -246,9 +277,11 @@ def write_mechanism_report(
     figures = [
         ("Certified lower bound", certificate_bars(audit.family, claim)),
         ("Confidence corner", confidence_corners(audit.family)),
+        ("Certified region and claimed curve", tradeoff_region(audit.family, claim)),
     ]
     body = mechanism_markdown(
-        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published
+        audit, claim=claim, man=man, figures=[f for f, _ in figures], published=published,
+        exact=exact,
     )
     if preface:
         title, _, rest = body.partition("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Final, final
 
 import attrs
@@ -74,7 +75,9 @@ def _one_family(family: str, epsilon_g: float, repetition: int) -> list[tuple[st
     return out
 
 
-def run_routes(quick: bool, workers: int) -> tuple[tuple[RouteCoverage, ...], tuple[str, ...], float]:
+def run_routes(
+    quick: bool, workers: int, progress: Callable[[int, int], None] | None = None
+) -> tuple[tuple[RouteCoverage, ...], tuple[str, ...], float]:
     """Monte Carlo coverage of every route: (per-route coverage, settings simulated, seconds).
 
     Settings: Laplace and Gaussian mechanisms at global epsilon 1 on 4-dimensional dispersed
@@ -82,15 +85,20 @@ def run_routes(quick: bool, workers: int) -> tuple[tuple[RouteCoverage, ...], tu
     ceiling (about 2.8) exceeds every exact pairwise epsilon (at most 1): a violation is
     numerically possible in every family. Each repetition draws fresh data from its own seed
     sequence. Every family runs through ``FixedTest`` -> ``Protocol.seal`` -> ``evaluate``.
+    ``progress`` receives ``(families done, families)``.
     """
     from joblib import Parallel, delayed
 
     start = time.perf_counter()
     reps = 40 if quick else 400
     tasks = [(fam, eps, rep) for fam, eps in _CONFIGS for rep in range(reps)]
-    results = Parallel(n_jobs=workers, backend="loky")(delayed(_one_family)(*t) for t in tasks)
+    results = Parallel(n_jobs=workers, backend="loky", return_as="generator")(
+        delayed(_one_family)(*t) for t in tasks
+    )
     counts: dict[str, list[int]] = {r: [0, 0, 0] for r in ROUTES}
-    for res in results:
+    for done, res in enumerate(results, start=1):
+        if progress is not None:
+            progress(done, len(tasks))
         for route, failed, possible in res:
             c = counts.setdefault(route, [0, 0, 0])
             c[0] += 1

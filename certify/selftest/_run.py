@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import final
 
@@ -83,6 +84,12 @@ class SelftestReport:
         return "\n".join(lines)
 
 
+def _say(line: str) -> None:
+    """A progress line on stderr."""
+    sys.stderr.write(f"[certify] {line}\n")
+    sys.stderr.flush()
+
+
 def run_selftest(
     quick: bool = True,
     *,
@@ -90,6 +97,7 @@ def run_selftest(
     inject: Injection = "none",
     routes: bool = True,
     seed: int = 0,
+    progress: bool = False,
 ) -> SelftestReport:
     """Check that certificate families fail at most at their nominal rate, and that bugs show.
 
@@ -109,6 +117,9 @@ def run_selftest(
         Run the route Monte Carlo; False runs only the tight cases (seconds).
     seed : int, default 0
         Seed of the tight cases' simulated families and sealed-path data.
+    progress : bool, default False
+        Report on stderr: a line when the tight cases start and end, then the route Monte
+        Carlo's families as a bar (a terminal) or a few lines (a log).
 
     Returns
     -------
@@ -151,12 +162,18 @@ def run_selftest(
     injection = check_injection(inject)
     n_workers = check_int(workers, "workers", 1)
     start = time.perf_counter()
+    say = _say if progress else (lambda line: None)
+    say("tight cases: exact failure probabilities and sealed-path families")
     seed = check_int(seed, "seed", 0)
     tight = run_tight_cases(injection, families=2000 if quick else 10_000,
                             sealed_families=1 if quick else 3, seed=seed)
     tight += run_mechanism_cases(injection, seed=seed)
+    say(f"tight cases done ({time.perf_counter() - start:.0f} s)")
     route_rows: tuple[RouteCoverage, ...] = ()
     settings: tuple[str, ...] = ()
     if routes:
-        route_rows, settings, _ = run_routes(quick, n_workers)
+        from certify._progress import progress_callback
+
+        show = progress_callback("route Monte Carlo: families") if progress else None
+        route_rows, settings, _ = run_routes(quick, n_workers, show)
     return SelftestReport(route_rows, settings, float(time.perf_counter() - start), tight, injection)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import attrs
 import numpy as np
@@ -28,10 +28,34 @@ from certify.blackbox.audit import MechanismAudit
 from certify.report import write_atomic
 from certify.report.mechanism import mechanism_summary, write_mechanism_report
 
-__all__ = ["HERE", "Candidate", "Row", "Study", "cli", "markdown_table", "run_study", "sweep", "sweep_table"]
+__all__ = [
+    "HERE",
+    "INPUTS",
+    "Candidate",
+    "Row",
+    "Study",
+    "case_section",
+    "cli",
+    "markdown_table",
+    "replacements",
+    "run_folder",
+    "run_study",
+    "sweep",
+    "sweep_table",
+]
 
 HERE: Final = Path(__file__).resolve().parent
 """The case-studies folder."""
+
+
+def default_root(quick: bool) -> Path:
+    """Where a run writes without ``--out``: ``case-studies[-quick]/`` in the current folder.
+
+    The committed reports in ``results/`` beside these scripts are rewritten only by
+    ``--out results``.
+    """
+    return Path.cwd() / ("case-studies-quick" if quick else "case-studies")
+
 
 EPSILONS: Final = (0.1, 1.0, 8.0)
 """The claimed epsilons every study audits."""
@@ -51,6 +75,19 @@ class Candidate:
     input_a: list[float]
     input_b: list[float]
     meaning: str
+
+
+def replacements(dataset: str, name: str, values: Sequence[float]) -> tuple[Candidate, ...]:
+    """Candidates: the data set against it with the record farthest from each value replaced by it."""
+    import releases
+
+    return tuple(
+        Candidate(
+            releases.original(), releases.replace_one(dataset, name, v),
+            f"the record farthest from {v:g} replaced by {v:g}",
+        )
+        for v in values
+    )
 
 
 @attrs.frozen
@@ -153,8 +190,20 @@ def _report(
     return path
 
 
+INPUTS: Final = (
+    "`[-1, 0]` is the data set itself, `[i, v]` the data set with record i replaced by v, and "
+    "`[size, v]` the data set with one record v added"
+)
+"""What a study's inputs denote (the releases' convention)."""
+
+
 def _case_section(study: Study, audit: MechanismAudit, claim: cf.Claim) -> list[str]:
     """The report's opening section: what was audited, on which data, under which relation."""
+    return case_section(study, audit, f"({claim.epsilon:g}, {claim.delta:g})-DP")
+
+
+def case_section(study: Any, audit: MechanismAudit, claim: str, inputs: str = INPUTS) -> list[str]:
+    """A report's opening section for any study: release, data, claim in words, relation, inputs."""
     labels = {(_label(c.input_a), _label(c.input_b)): c.meaning for c in study.candidates}
     chosen = audit.certificate.pair
     rows = [f"| `{a}` | `{b}` | {m} |" for (a, b), m in labels.items()]
@@ -165,10 +214,8 @@ def _case_section(study: Study, audit: MechanismAudit, claim: cf.Claim) -> list[
         f"- release: {study.title}; {study.version}",
         f"- public API: `{study.api}`",
         f"- data: {study.data}",
-        f"- claim: ({claim.epsilon:g}, {claim.delta:g})-DP for neighbouring data sets that differ "
-        f"by {study.neighbours}",
-        "- inputs: `[-1, 0]` is the data set itself, `[i, v]` the data set with record i "
-        "replaced by v, and `[size, v]` the data set with one record v added",
+        f"- claim: {claim} for neighbouring data sets that differ by {study.neighbours}",
+        f"- inputs: {inputs}",
         f"- chosen on development calls: `{chosen.a}` ~ `{chosen.b}` ({chosen_meaning})",
         "- randomness: "
         + (
@@ -181,6 +228,15 @@ def _case_section(study: Study, audit: MechanismAudit, claim: cf.Claim) -> list[
         *rows,
         "",
     ]
+
+
+def run_folder(key: str, quick: bool, out: str | os.PathLike[str] | None) -> tuple[Path, cf.Ledger]:
+    """A study run's output folder (created) and a new ledger in it (any old one is removed)."""
+    folder = Path(out) if out is not None else default_root(quick) / key
+    folder.mkdir(parents=True, exist_ok=True)
+    ledger_path = folder / "audits.ledger"
+    ledger_path.unlink(missing_ok=True)
+    return folder, cf.Ledger(ledger_path)
 
 
 def _label(x: Sequence[float]) -> str:
@@ -209,11 +265,7 @@ def run_study(
     Audit ``k`` (the k-th epsilon) uses seed ``100 * seed + k``.
     """
     budget = calls if calls is not None else (study.quick_calls if quick else study.calls)
-    folder = Path(out) if out is not None else HERE / ("results-quick" if quick else "results") / study.key
-    folder.mkdir(parents=True, exist_ok=True)
-    ledger_path = folder / "audits.ledger"
-    ledger_path.unlink(missing_ok=True)
-    ledger = cf.Ledger(ledger_path)
+    folder, ledger = run_folder(study.key, quick, out)
     if workers is None:
         workers = 1 if quick else min(2, os.cpu_count() or 1)
     rows = []
@@ -345,7 +397,10 @@ def cli(main: Callable[..., list[Row]], description: str | None) -> None:
     """Parse ``--quick``, ``--out`` and ``--seed`` and run ``main``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="fewer calls (the form CI runs)")
-    parser.add_argument("--out", default=None, help="output folder (default results/ or results-quick/)")
+    parser.add_argument(
+        "--out", default=None,
+        help="output folder (default: case-studies/ or case-studies-quick/ in the current folder)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="audit seed (default 0)")
     args = parser.parse_args()
     start = time.perf_counter()

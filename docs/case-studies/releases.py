@@ -41,14 +41,24 @@ __all__ = [
     "add_one",
     "column",
     "data_set",
+    "dpsgd_batch",
+    "dpsgd_profile",
+    "dpsgd_step",
+    "gaussian_profile",
     "opendp_gaussian_mean",
+    "opendp_gaussian_mean_zcdp",
+    "opendp_stated_rho",
     "opendp_histogram",
     "opendp_laplace_sum",
     "original",
     "planted_mean_data_bounds",
+    "planted_small_noise_mean",
     "pydp_bounded_mean",
     "pydp_bounded_sum",
     "pydp_count",
+    "pydp_gaussian_count",
+    "pydp_gaussian_std",
+    "remove_one",
     "replace_one",
 ]
 
@@ -334,4 +344,206 @@ def planted_mean_data_bounds(
     sensitivity = (high - low) / data.size
     mean = float(np.clip(data, low, high).mean())
     out: NDArray[np.float64] = mean + rng.laplace(0.0, sensitivity / epsilon, size=n)
+    return out
+
+
+# -- Gaussian releases whose guarantee is a curve ------------------------------------------------
+
+
+@functools.cache
+def _opendp_gaussian_mean_zcdp(rho: float, lower: float, upper: float, size: int) -> Any:
+    """OpenDP: mean of sized bounded data, Gaussian noise; the scale found for rho-zCDP at d_in = 2."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = (
+        dp.vector_domain(dp.atom_domain(bounds=(lower, upper), nan=False), size=size),
+        dp.symmetric_distance(),
+    )
+    bounded_mean = space >> dp.t.then_mean()  # type: ignore[no-untyped-call]
+    return dp.binary_search_chain(
+        lambda scale: bounded_mean >> dp.m.then_gaussian(scale=scale), d_in=2, d_out=rho
+    )
+
+
+def opendp_gaussian_mean_zcdp(
+    x: NDArray[Any],
+    n: int,
+    rng: np.random.Generator,
+    rho: float = 0.5,
+    dataset: str = "wine",
+    name: str = "alcohol",
+    lower: float = 10.0,
+    upper: float = 15.0,
+) -> NDArray[np.float64]:
+    """OpenDP's Gaussian measurement on a bounded mean, as OpenDP states it: rho-zCDP.
+
+    ``mean >> gaussian(scale)`` on a sized vector (one record replaced is a symmetric distance
+    of 2); ``binary_search_chain`` sets the scale so that the measurement's own privacy map
+    gives ``rho`` at ``d_in = 2``. The claim tested is that map's value, with no conversion.
+    """
+    data = data_set(x, dataset, name)
+    measurement = _opendp_gaussian_mean_zcdp(float(rho), float(lower), float(upper), int(data.size))
+    return _releases(lambda: measurement(data), n)
+
+
+def opendp_stated_rho(rho: float = 0.5, size: int = 178) -> float:
+    """The rho OpenDP's privacy map states for the zCDP mean at one record replaced."""
+    return float(_opendp_gaussian_mean_zcdp(float(rho), 10.0, 15.0, int(size)).map(2))
+
+
+def pydp_gaussian_count(
+    x: NDArray[Any],
+    n: int,
+    rng: np.random.Generator,
+    epsilon: float = 1.0,
+    delta: float = GAUSSIAN_DELTA,
+    dataset: str = "digits",
+    name: str = "target",
+) -> NDArray[np.float64]:
+    """python-dp's ``GaussianMechanism`` on a count of records (L2 sensitivity 1, one record added).
+
+    The library calibrates its standard deviation for ``(epsilon, delta)``
+    (:func:`pydp_gaussian_std`); a Gaussian with that deviation has the whole privacy profile of
+    ``(1 / std)``-GDP, which is what the study tests.
+    """
+    from pydp.algorithms.numerical_mechanisms import GaussianMechanism  # type: ignore[import-untyped]
+
+    count = float(data_set(x, dataset, name).size)
+    mechanism = GaussianMechanism(epsilon=float(epsilon), delta=float(delta), sensitivity=1.0)
+    return _releases(lambda: mechanism.add_noise(count), n)
+
+
+def pydp_gaussian_std(epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA) -> float:
+    """The standard deviation python-dp's ``GaussianMechanism`` states for (epsilon, delta), sensitivity 1."""
+    from pydp.algorithms.numerical_mechanisms import GaussianMechanism
+
+    return float(GaussianMechanism(epsilon=float(epsilon), delta=float(delta), sensitivity=1.0).std)
+
+
+def gaussian_profile(mu: float) -> Callable[[float], float]:
+    """The privacy profile of mu-GDP, ``epsilon -> delta`` (what a Gaussian of that scale is)."""
+    from certify.stats.tradeoff import gdp_delta
+
+    def delta_of_epsilon(epsilon: float) -> float:
+        return float(gdp_delta(epsilon, mu))
+
+    return delta_of_epsilon
+
+
+# -- one DP-SGD step -----------------------------------------------------------------------------
+
+DPSGD_BATCH: Final = 64
+"""Records in the DP-SGD batch: the first 64 of breast_cancer."""
+
+
+@functools.cache
+def dpsgd_batch() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Standardized breast_cancer features (with a bias column) and labels of the batch's records."""
+    from sklearn import datasets
+
+    bunch = datasets.load_breast_cancer()
+    X = np.asarray(bunch.data, dtype=np.float64)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X = np.hstack([X, np.ones((X.shape[0], 1))])[:DPSGD_BATCH]
+    y = np.asarray(bunch.target, dtype=np.float64)[:DPSGD_BATCH]
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+def _clipped_gradients(clip: float) -> NDArray[np.float64]:
+    """Per-example logistic-loss gradients at the zero model, each clipped to norm ``clip``."""
+    X, y = dpsgd_batch()
+    grads = (0.5 - y)[:, None] * X  # d/dw of log(1 + e^{-y' w.x}) at w = 0, labels in {0, 1}
+    norms = np.linalg.norm(grads, axis=1, keepdims=True)
+    out: NDArray[np.float64] = grads * np.minimum(1.0, clip / norms)
+    return out
+
+
+def remove_one() -> list[float]:
+    """The input denoting the batch without the record whose unclipped gradient is largest."""
+    X, y = dpsgd_batch()
+    grads = (0.5 - y)[:, None] * X
+    return [float(np.argmax(np.linalg.norm(grads, axis=1)))]
+
+
+def dpsgd_step(
+    x: NDArray[Any],
+    n: int,
+    rng: np.random.Generator,
+    noise_multiplier: float = 1.0,
+    clip: float = 1.0,
+) -> NDArray[np.float64]:
+    """One DP-SGD step's noisy gradient sum: per-example clipping to ``clip``, sum, Gaussian noise.
+
+    ``x = [-1]`` is the whole batch, ``x = [i]`` the batch without record ``i`` (one record
+    added or removed, the relation DP-SGD accountants count). Each call returns the
+    31-coordinate release ``sum_i clip(g_i) + N(0, (noise_multiplier * clip)^2 I)`` at the zero
+    model: what Opacus' ``DPOptimizer`` adds to the parameters' gradient before its step (the
+    model update is this vector times ``-lr / batch``, a post-processing). The noise is drawn
+    from certify's generator.
+    """
+    grads = _clipped_gradients(float(clip))
+    i = int(x[0])
+    if not -1 <= i < grads.shape[0] or i != x[0]:
+        raise ValueError(f"x must be [-1] or [i] with 0 <= i < {grads.shape[0]}; got {x.tolist()!r}.")
+    total = grads.sum(axis=0) - (grads[i] if i >= 0 else 0.0)
+    noise = rng.normal(0.0, noise_multiplier * clip, size=(n, total.size))
+    out: NDArray[np.float64] = total[None, :] + noise
+    return out
+
+
+def dpsgd_profile(noise_multiplier: float = 1.0) -> tuple[Callable[[float], float], str]:
+    """The privacy profile stated for one full-batch step, and where it comes from.
+
+    ``dp_accounting``'s ``PLDAccountant`` after one ``GaussianDpEvent(noise_multiplier)`` when
+    ``dp_accounting`` is installed (the ``case-studies`` extra); otherwise the exact profile of
+    one Gaussian step, ``(1 / noise_multiplier)``-GDP (Dong, Roth and Su, 2022), which the
+    accountant approximates from above.
+    """
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        return (
+            gaussian_profile(1.0 / noise_multiplier),
+            f"exact profile of one Gaussian step, {1.0 / noise_multiplier:g}-GDP "
+            "(dp_accounting not installed)",
+        )
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_accounting.GaussianDpEvent(noise_multiplier))
+
+    def delta_of_epsilon(epsilon: float) -> float:
+        return float(accountant.get_delta(epsilon))
+
+    return delta_of_epsilon, f"dp_accounting PLDAccountant, GaussianDpEvent({noise_multiplier:g})"
+
+
+# -- a planted bug: too little Gaussian noise ----------------------------------------------------
+
+
+def planted_small_noise_mean(
+    x: NDArray[Any],
+    n: int,
+    rng: np.random.Generator,
+    mu: float = 1.0,
+    shortfall: float = 0.8,
+    dataset: str = "wine",
+    name: str = "alcohol",
+    lower: float = 10.0,
+    upper: float = 15.0,
+) -> NDArray[np.float64]:
+    """A Gaussian mean with a bug: the noise is ``shortfall`` (0.8) times what ``mu``-GDP needs.
+
+    It claims ``mu``-GDP (equivalently ``mu^2 / 2``-zCDP) for one record replaced in a sized
+    data set in ``[lower, upper]``: the mean moves by at most ``(upper - lower) / size``, and
+    the correct noise is that over ``mu``. A constant computed wrong (a variance used as a
+    deviation, a sensitivity halved) leaves 20% too little noise: the release is truly
+    ``mu / 0.8``-GDP.
+    """
+    data = data_set(x, dataset, name).astype(np.float64)
+    sensitivity = (upper - lower) / data.size
+    sigma = shortfall * sensitivity / mu  # the bug: shortfall should be 1
+    out: NDArray[np.float64] = float(np.clip(data, lower, upper).mean()) + rng.normal(0.0, sigma, size=n)
     return out

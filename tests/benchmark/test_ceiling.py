@@ -27,6 +27,7 @@ def _simulated_positive(mu: float, t: float, n: int, alpha: float, delta: float,
     return hits / reps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mu", [2.0, 3.0])
 def test_positive_probability_is_the_best_threshold_of_the_simulated_certificate(mu: float) -> None:
     """The computed best probability is at least the simulated one at every threshold tried."""
@@ -43,6 +44,7 @@ def test_positive_probability_is_the_best_threshold_of_the_simulated_certificate
         assert sim <= best + 4 * math.sqrt(max(sim * (1 - sim), 1e-4) / 1500)
 
 
+@pytest.mark.slow
 def test_positive_probability_is_monotone_and_mirrors_reversed_scores() -> None:
     """Larger separations certify more often; a reversed score certifies as often."""
     mus = np.linspace(0.0, 8.0, 50)
@@ -85,6 +87,7 @@ def test_isotropic_prior_direction_is_the_plain_mean_difference() -> None:
     assert np.allclose(a, b)
 
 
+@pytest.mark.slow
 def test_ceiling_lies_between_zero_and_the_oracle_and_rises_with_the_sample() -> None:
     """The ceiling is below the true direction's fraction and grows with development rows."""
     small, oracle_small = plug_in_ceiling("gaussian", 32.0, 30, draws=300)

@@ -92,6 +92,7 @@ def serial_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataF
     return out, read_results(path)
 
 
+@pytest.mark.slow
 def test_results_have_statuses_and_references(serial_run: tuple[Path, pd.DataFrame]) -> None:
     """Every route row carries its own status and the exact pairwise reference."""
     _, df = serial_run
@@ -154,6 +155,7 @@ def test_recomputing_a_setting_in_one_process_is_identical() -> None:
     pd.testing.assert_frame_equal(first, second, check_exact=True)
 
 
+@pytest.mark.slow
 def test_resume_recomputes_only_missing_settings(
     serial_run: tuple[Path, pd.DataFrame], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,6 +178,7 @@ def test_resume_recomputes_only_missing_settings(
     pd.testing.assert_frame_equal(serial_run[1], read_results(path), check_exact=True)
 
 
+@pytest.mark.slow
 def test_interrupted_run_keeps_finished_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An error mid-run leaves the settings finished before it on disk, and no temporary files."""
     settings = tiny_settings()[:3]
@@ -197,6 +200,7 @@ def test_interrupted_run_keeps_finished_settings(tmp_path: Path, monkeypatch: py
     assert not (tmp_path / "results.parquet").exists()
 
 
+@pytest.mark.slow
 def test_infinities_survive_parquet_and_csv(serial_run: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
     """+inf and -inf values are read back as infinities from both Parquet and CSV."""
     _, df = serial_run

@@ -39,7 +39,7 @@ def test_validity_counts_failures_and_possible_failures() -> None:
     row = tables.validity_table(frame).iloc[0]
     # Row 3 (0.5 > 0.4) exceeds; rows 1, 3 have ceilings above their exact value.
     assert (row["certificates"], row["exceeding exact"], row["failure possible"]) == (5, 1, 2)
-    assert row[f"95% upper bound on failure rate {tables.CERT}"] == pytest.approx(
+    assert row[tables.FAILURE_UPPER] == pytest.approx(
         clopper_pearson_upper(1, 2, 0.05), rel=1e-12)
 
 
@@ -47,7 +47,7 @@ def test_validity_zero_failures_matches_paper_bound() -> None:
     """With 0 failures among 3,525 possible rows the bound is the paper's 8.5e-4."""
     m = 3_525
     frame = cert_rows([0.0] * m, [0.1] * m, [0.45] * m)
-    bound = tables.validity_table(frame).iloc[0][f"95% upper bound on failure rate {tables.CERT}"]
+    bound = tables.validity_table(frame).iloc[0][tables.FAILURE_UPPER]
     assert bound == pytest.approx(1 - 0.05 ** (1 / m), rel=1e-9)
     assert round(bound, 5) == 0.00085
 
@@ -56,7 +56,7 @@ def test_validity_without_possible_failures_reports_nan() -> None:
     """If no row could fail, there is no bound on a failure rate (NaN, printed n/a)."""
     frame = cert_rows([0.2, 0.0], [50.0, 60.0], [2.0, 2.0])
     row = tables.validity_table(frame).iloc[0]
-    assert row["failure possible"] == 0 and math.isnan(row[f"95% upper bound on failure rate {tables.CERT}"])
+    assert row["failure possible"] == 0 and math.isnan(row[tables.FAILURE_UPPER])
 
 
 def null_rows() -> pd.DataFrame:
@@ -129,6 +129,7 @@ def small_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run_grid(settings, tmp_path_factory.mktemp("grid"), workers=1, progress=False)
 
 
+@pytest.mark.slow
 def test_write_tables_writes_every_section(small_results: Path, tmp_path: Path) -> None:
     """The report folder holds CSV and Markdown tables, PNG figures and report.md/.html."""
     paths = tables.write_tables(small_results, tmp_path)
@@ -153,6 +154,7 @@ def test_every_table_column_names_a_status(small_results: Path) -> None:
         assert value_cols and all(c.endswith("]") for c in value_cols), value_cols
 
 
+@pytest.mark.slow
 def test_report_cli_returns_zero(small_results: Path, tmp_path: Path) -> None:
     """`certify report RESULTS --out DIR` writes the report and exits 0."""
     said: list[str] = []

@@ -37,6 +37,7 @@ def two_bits(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.bo
     return np.where(keep, x[:2] > 0, x[:2] <= 0)
 
 
+@pytest.mark.slow
 def test_laplace_certificate_is_positive_and_below_the_truth(ledger: cf.Ledger, seed: int) -> None:
     """A scalar Laplace mechanism gets a Certificate between 0.8 and its true epsilon 1."""
     audit = cf.audit_mechanism(laplace, 0.0, 1.0, calls=400_000, ledger=ledger, seed=seed, progress=False)
@@ -79,6 +80,7 @@ def test_boolean_vector_outputs_are_audited(ledger: cf.Ledger, seed: int) -> Non
     assert LN3 < audit.certificate.epsilon_lower <= 2 * LN3
 
 
+@pytest.mark.slow
 def test_same_seed_twice_is_refused_and_new_seed_spends_less(ledger: cf.Ledger, seed: int) -> None:
     """Rerunning the same audit is refused; a new seed is evaluation 2 at a stricter level."""
     cf.audit_mechanism(laplace, 0.0, 1.0, calls=50_000, ledger=ledger, seed=seed, progress=False)
@@ -94,6 +96,7 @@ def test_same_seed_twice_is_refused_and_new_seed_spends_less(ledger: cf.Ledger, 
     assert math.fsum(spent) < 0.05
 
 
+@pytest.mark.slow
 def test_evaluation_shares_sum_to_one() -> None:
     """The spending sequence 6 / (pi^2 k^2) sums to 1, so all evaluations hold together."""
     total = math.fsum(evaluation_share(k) for k in range(1, 200_000))
@@ -112,6 +115,7 @@ def test_default_ledger_counts_reruns_without_a_ledger(
     assert (tmp_path / "default.ledger").exists()
 
 
+@pytest.mark.slow
 def test_candidate_pairs_choose_the_distinguishable_one(ledger: cf.Ledger, seed: int) -> None:
     """Among candidate pairs, development calls pick the pair that differs."""
 
@@ -198,6 +202,7 @@ def _predictors() -> list[Any]:
     return [lambda X: X[:, 0] >= 0.5, lambda X: X[:, 0] <= -1.0]
 
 
+@pytest.mark.slow
 def test_parallel_reserved_calls_count_the_same_draws(seed: int) -> None:
     """Reserved chunks counted in two processes give exactly the counts of one process."""
     stream = _stream(seed)
@@ -332,6 +337,7 @@ def test_bad_mechanisms_raise_mechanism_error(
     assert "[0.0]" in str(info.value) or "[1.0]" in str(info.value)
 
 
+@pytest.mark.slow
 def test_failure_after_sealing_leaves_the_stream_spent_and_marked_failed(
     ledger: cf.Ledger, seed: int
 ) -> None:

@@ -453,6 +453,7 @@ SVT_BINARY = [
 SPREAD = (-30.0, 10.0, -20.0, 0.0, 25.0, -10.0, 5.0, 40.0, -5.0, 15.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "threshold", "rho", "nu"), SVT_BINARY)
 def test_sparse_vector_binary_law(
     name: str, threshold: float, rho: float, nu: float, rng: np.random.Generator
@@ -463,6 +464,7 @@ def test_sparse_vector_binary_law(
     assert pattern_test(SUITE[name](x, N_CALLS, rng), probs) > MIN_P_VALUE
 
 
+@pytest.mark.slow
 def test_sparse_vector_refresh_law(rng: np.random.Generator) -> None:
     """Alg. 2's threshold redraw after each answer of 1 gives the segment-product law (run at c = 2)."""
     x = vec(*SPREAD)
@@ -474,6 +476,7 @@ def test_sparse_vector_refresh_law(rng: np.random.Generator) -> None:
     assert pattern_test(out, probs) > MIN_P_VALUE
 
 
+@pytest.mark.slow
 def test_sparse_vector_3_law(rng: np.random.Generator) -> None:
     """SVT3's flags follow its pattern law and the first released value follows the joint law."""
     x = vec(*SPREAD)
@@ -495,6 +498,7 @@ def test_sparse_vector_3_law(rng: np.random.Generator) -> None:
     assert chi_square_p_value(observed, expected) > MIN_P_VALUE
 
 
+@pytest.mark.slow
 def test_sparse_vector_5_law(rng: np.random.Generator) -> None:
     """SVT5 answers 1 exactly for the queries at or above the noisy threshold, with the Laplace law."""
     x = vec(*SPREAD)
@@ -503,6 +507,7 @@ def test_sparse_vector_5_law(rng: np.random.Generator) -> None:
     assert pattern_test(SUITE["SparseVectorTechnique5"](x, N_CALLS, rng), probs) > MIN_P_VALUE
 
 
+@pytest.mark.slow
 def test_sparse_vector_6_law(rng: np.random.Generator) -> None:
     """SVT6's first three answers follow the integral law and no answer is ever -1."""
     x = vec(*SPREAD)
@@ -513,6 +518,7 @@ def test_sparse_vector_6_law(rng: np.random.Generator) -> None:
     assert out.min() >= 0
 
 
+@pytest.mark.slow
 def test_svt34_parallel_law(rng: np.random.Generator) -> None:
     """Both halves of SVT34Parallel follow their c = 2 pattern laws and are independent."""
     x = vec(*SPREAD)
@@ -538,6 +544,7 @@ def test_svt34_parallel_law(rng: np.random.Generator) -> None:
     assert chi_square_p_value(observed, expected) > MIN_P_VALUE
 
 
+@pytest.mark.slow
 def test_numerical_svt_law(rng: np.random.Generator) -> None:
     """NumericalSVT's flags follow the c = 2 law and released values are fresh x_j + Lap(60)."""
     x = vec(*SPREAD)
@@ -615,6 +622,7 @@ def test_truncated_geometric_true_epsilon() -> None:
     assert SUITE["TruncatedGeometricMechanism"].true_epsilon == pytest.approx(math.log(9 / 8), rel=1e-15)
 
 
+@pytest.mark.slow
 def test_report_noisy_max_losses_attained() -> None:
     """RNM2's loss 0.1 is attained at (1,1,1,1,1) vs (0,2,2,2,2); RNM3's 0.25 for a shift of all answers."""
     p = laws.noisy_max_index_probabilities(vec(1, 1, 1, 1, 1), "exponential", 20.0)[0]
@@ -637,6 +645,7 @@ def test_sparse_vector_3_loss_attained() -> None:
     assert math.log(p / q) == pytest.approx(SUITE["SparseVectorTechnique3"].true_epsilon, rel=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "rho", "nu", "ones", "extra"),
     [
@@ -659,6 +668,7 @@ def test_sparse_vector_supremum_approached(name: str, rho: float, nu: float, one
     assert loss + extra == pytest.approx(SUITE[name].true_epsilon, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_sparse_vector_6_and_parallel_suprema() -> None:
     """SVT6 reaches 0.5 on (M^5, -M^5); SVT34Parallel's 0.575 is Alg. 3's 0.25 plus Alg. 4's 0.325."""
     m = 800.0

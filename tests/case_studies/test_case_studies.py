@@ -45,6 +45,7 @@ def _study(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LIBRARY_STUDIES))
 def test_library_study_quick_form_is_inconclusive(name: str, tmp_path: Path) -> None:
     """At every claimed epsilon the quick form ends Inconclusive, bounds at most the claim, with reports."""
@@ -64,6 +65,7 @@ def test_library_study_quick_form_is_inconclusive(name: str, tmp_path: Path) -> 
     assert "## Case study" in report and "fresh, independent release" in report
 
 
+@pytest.mark.slow
 def test_planted_bug_is_refuted_at_every_claimed_epsilon(tmp_path: Path) -> None:
     """The mean with data-derived clipping bounds is Refuted at epsilon 0.1, 1 and 8 in its quick form."""
     study = _study("planted_data_bounds_mean")
@@ -76,6 +78,7 @@ def test_planted_bug_is_refuted_at_every_claimed_epsilon(tmp_path: Path) -> None
     assert "**Refuted.**" in report and "reproducible bit for bit" in report
 
 
+@pytest.mark.slow
 def test_planted_bug_script_is_reproducible_bit_for_bit(tmp_path: Path) -> None:
     """The planted bug draws from certify's generator: two runs of its script give equal bounds."""
     bounds = []
@@ -119,6 +122,7 @@ def test_planted_bug_rejects_data_outside_its_declared_bounds() -> None:
         releases.planted_mean_data_bounds(np.array([0.0, 6000.0]), 3, np.random.default_rng(0))
 
 
+@pytest.mark.slow
 def test_a_release_audits_from_the_command_line(tmp_path: Path) -> None:
     """Certify audit-mechanism runs a case-study release as module:function and prints its verdict."""
     pytest.importorskip("pydp")
@@ -135,3 +139,20 @@ def test_a_release_audits_from_the_command_line(tmp_path: Path) -> None:
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["verdict"] == "Inconclusive"
     assert 0.0 <= summary["epsilon_lower"] <= 1.0
+
+
+@pytest.mark.slow
+def test_a_run_without_out_writes_to_the_current_folder(tmp_path: Path) -> None:
+    """A user's run writes its reports under the current folder and leaves the committed results."""
+    committed = FOLDER / "results"
+    before = {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()}
+    done = subprocess.run(
+        [sys.executable, str(FOLDER / "planted_data_bounds_mean.py"), "--quick"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "case-studies-quick" / "planted-data-bounds-mean"
+    folders = sorted(p.name for p in written.iterdir() if p.is_dir())
+    assert folders == ["epsilon-0.1", "epsilon-1", "epsilon-8"]
+    assert (written / "epsilon-1" / "mechanism.md").exists()
+    assert {p: p.stat().st_mtime_ns for p in committed.rglob("*") if p.is_file()} == before

@@ -22,6 +22,7 @@ def table() -> cf.EmbeddingTable:
     return cf.EmbeddingTable.from_arrays(labels, x)
 
 
+@pytest.mark.slow
 def test_audit_pairs_equals_routes_one_pair_at_a_time(table: cf.EmbeddingTable) -> None:
     """Shared per-identity work gives the same values as calling each route per pair."""
     pairs = cf.sample_pairs(table.identities, 5, seed=0)
@@ -36,6 +37,7 @@ def test_audit_pairs_equals_routes_one_pair_at_a_time(table: cf.EmbeddingTable) 
         assert got["roc_oof"] == roc_oof(a, b, pair=p)
 
 
+@pytest.mark.slow
 def test_audit_pairs_does_not_depend_on_n_jobs(table: cf.EmbeddingTable) -> None:
     """Two worker processes give results equal to one."""
     pairs = cf.sample_pairs(table.identities, 4, seed=1)
@@ -104,3 +106,21 @@ def test_select_pairs_reports_too_few_disjoint_pairs(table: cf.EmbeddingTable) -
 def test_audit_table_repr_counts() -> None:
     """An AuditTable reports its pair and result counts."""
     assert "0 pairs, 0 results" in repr(AuditTable([], []))
+
+
+def test_a_route_that_cannot_run_on_a_pair_is_reported_and_the_rest_goes_on(rng: np.random.Generator) -> None:
+    """KDE-LR on an identity with a constant coordinate is skipped for its pairs, with the reason."""
+    rows = rng.normal(size=(90, 4))
+    rows[:30, 2] = 0.5  # identity "flat" never varies in coordinate 2
+    labels = np.repeat(["flat", "b", "c"], 30)
+    table = cf.EmbeddingTable.from_arrays(labels, rows, normalize=False)
+    pairs = [cf.Pair("flat", "b"), cf.Pair("b", "c"), cf.Pair("flat", "c")]
+    audit = audit_pairs(table, pairs, ("gauss_mech", "kde_lr", "mmd_tv"))
+    assert [(p, m) for p, m, _ in audit.skipped] == [(pairs[0], "kde_lr"), (pairs[2], "kde_lr")]
+    assert "'flat' is constant in 1 coordinate(s) (first: coordinate 2)" in audit.skipped[0][2]
+    assert [r.pair for r in audit.of_method("kde_lr")] == [pairs[1]]
+    assert len(audit.of_method("gauss_mech")) == len(audit.of_method("mmd_tv")) == 3
+    assert audit.of_method("kde_lr")[0] == kde_lr(table.rows("b"), table.rows("c"), pair=pairs[1])
+    assert audit.skipped_lines() == [
+        f"kde_lr not run on 2 of 3 pairs (flat~b, flat~c): {audit.skipped[0][2]}"
+    ]

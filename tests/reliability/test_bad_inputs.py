@@ -71,7 +71,7 @@ TOML_CASES: list[tuple[str, str]] = [
     ("delta_negative.toml", "protocol.delta must be in [0, 1); got -0.1"),
     ("delta_nan.toml", "protocol.delta must be in [0, 1); got nan"),
     ("threshold_inf.toml", "test.threshold must be finite; got inf"),
-    ("threshold_text.toml", "test.threshold must be 'youden' or a number; got 'best'"),
+    ("threshold_text.toml", "test.threshold must be 'youden', 'max_bound' or a number; got 'best'"),
     ("select_above_candidates.toml", "pairs.select must be at most pairs.candidates (3)"),
     ("folds_one.toml", "test.folds must be an integer >= 2; got 1"),
     ("dev_fraction_one.toml", "data.dev_fraction must be in (0, 1); got 1.0"),
@@ -487,12 +487,6 @@ CALL_CASES: list[tuple[str, Callable[[Ctx], object], str, str]] = [
         lambda c: c.cf.sample_pairs(["a", "b", "a"], count=1, seed=0),
         "DataError",
         "must be distinct",
-    ),
-    (
-        "too-many-pairs",
-        lambda c: c.cf.sample_pairs(["a", "b", "c"], count=4, seed=0),
-        "DataError",
-        "at most the number of pairs, 3",
     ),
     (
         "dimension-mismatch-samples",

@@ -473,7 +473,7 @@ def test_door_10_each_raw_traceback_is_a_specific_error(
         assert "hold the same values" in err
     else:
         code, _, err = cli(capsys, *audit, *pair, "--claim-delta", "0.001")
-        assert "--claim-delta needs a claimed epsilon" in err
+        assert "--claim-delta belongs to a point claim: give --claim-epsilon with it" in err
         assert cf.Ledger(ledger).entries() == []  # refused before any call
     assert code == 2, err
 

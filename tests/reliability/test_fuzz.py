@@ -191,6 +191,7 @@ VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(KEYS, VALUES, max_size=7))
 def test_protocol_parser_on_random_documents(doc: dict[str, Any]) -> None:

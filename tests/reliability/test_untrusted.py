@@ -44,6 +44,7 @@ def _python_files() -> list[Path]:
     return files
 
 
+@pytest.mark.slow
 def test_package_never_unpickles_or_evaluates_file_content() -> None:
     """No module imports a pickle-like loader, calls eval/exec/compile, or allows pickled numpy arrays."""
     problems: list[str] = []

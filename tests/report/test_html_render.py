@@ -55,6 +55,7 @@ def test_html_is_self_contained(tmp_path: Path, seed: int) -> None:
     assert "## " not in html and "<h2>Certificates</h2>" in html
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (CI installs it)")
 def test_html_loads_in_headless_chromium_with_all_images(tmp_path: Path, seed: int) -> None:
     """Headless Chromium loads the report and every embedded figure decodes."""

@@ -29,6 +29,7 @@ def _halves(kind: str, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["shift", "tail", "ties", "reversed", "null"])
 @pytest.mark.parametrize("reserved", [(10**5, 10**5), (3 * 10**7, 10**7)])
 def test_pruned_search_matches_every_cut(

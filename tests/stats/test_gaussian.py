@@ -7,8 +7,6 @@ import math
 
 import mpmath  # type: ignore[import-untyped]
 import pytest
-from dp_accounting import gaussian_mechanism as dp_gaussian
-from dp_accounting.pld import privacy_loss_mechanism as dp_plm
 
 from certify.errors import ParameterError
 from certify.stats.gaussian import (
@@ -31,9 +29,66 @@ def _mp_delta(epsilon: float, sensitivity: float, sigma: float) -> float:
         return float(value)
 
 
+def _mp_root(f: object, lo: float, hi: float) -> float:
+    """The root of an increasing or decreasing function on [lo, hi], by 60-digit bisection."""
+    with mpmath.workdps(60):
+        a, b = mpmath.mpf(lo), mpmath.mpf(hi)
+        fa = f(a)  # type: ignore[operator]
+        for _ in range(200):
+            m = (a + b) / 2
+            fm = f(m)  # type: ignore[operator]
+            if (fm > 0) == (fa > 0):
+                a, fa = m, fm
+            else:
+                b = m
+        return float((a + b) / 2)
+
+
+def _mp_delta_exact(epsilon: object, sensitivity: object, sigma: object) -> object:
+    """The analytic profile as an mpmath number (call inside a workdps block)."""
+    d, s, e = mpmath.mpf(sensitivity), mpmath.mpf(sigma), mpmath.mpf(epsilon)
+    return mpmath.ncdf(d / (2 * s) - e * s / d) - mpmath.exp(e) * mpmath.ncdf(-d / (2 * s) - e * s / d)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS)
+def test_calibrate_sigma_matches_60_digit_root(epsilon: float) -> None:
+    """calibrate_sigma is the sigma where the 60-digit profile equals delta, including epsilon 32-256."""
+    for sensitivity in (1.0, 1.543):
+        ref = _mp_root(lambda s, sens=sensitivity: _mp_delta_exact(epsilon, sens, s) - mpmath.mpf("1e-5"),
+                       1e-3 * sensitivity, 1e6 * sensitivity)
+        assert calibrate_sigma(epsilon, 1e-5, sensitivity) == pytest.approx(ref, rel=REL)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS[1:])
+def test_epsilon_matches_60_digit_root(epsilon: float) -> None:
+    """analytic_gaussian_epsilon is the epsilon where the 60-digit profile equals delta."""
+    sigma = calibrate_sigma(epsilon, 1e-5, 1.0)
+    for distance in (1.0, 0.7, 0.3):
+        if _mp_delta(0.0, distance, sigma) <= 1e-5:
+            assert analytic_gaussian_epsilon(sigma, distance, 1e-5) == 0.0
+            continue
+        ref = _mp_root(lambda e, dist=distance: _mp_delta_exact(e, dist, sigma) - mpmath.mpf("1e-5"),
+                       0.0, 2.0 * epsilon + 1.0)
+        assert analytic_gaussian_epsilon(sigma, distance, 1e-5) == pytest.approx(ref, rel=REL, abs=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 4.0, 32.0, 128.0, 256.0])
+def test_delta_matches_60_digit_profile(epsilon: float) -> None:
+    """analytic_gaussian_delta equals the exact Gaussian hockey-stick divergence in 60 digits."""
+    sigma = calibrate_sigma(max(epsilon, 0.1), 1e-5, 1.0)
+    ref = _mp_delta(epsilon, 1.0, sigma)
+    assert analytic_gaussian_delta(epsilon, 1.0, sigma) == pytest.approx(ref, rel=REL)
+
+
+# dp-accounting (Google) is a second, independent implementation. It caps attrs below 24 (and
+# its older releases cap numpy below 2), so it is not a test dependency: these cross-checks run
+# where it is installed by hand (pip install dp-accounting).
+
+
 @pytest.mark.parametrize("epsilon", EPSILONS)
 def test_calibrate_sigma_matches_dp_accounting(epsilon: float) -> None:
     """calibrate_sigma agrees with dp_accounting.get_sigma_gaussian, including epsilon 32-256."""
+    dp_gaussian = pytest.importorskip("dp_accounting.gaussian_mechanism")
     for sensitivity in (1.0, 1.543):
         ours = calibrate_sigma(epsilon, 1e-5, sensitivity)
         ref = dp_gaussian.get_sigma_gaussian(epsilon, 1e-5, tol=1e-15) * sensitivity
@@ -43,6 +98,7 @@ def test_calibrate_sigma_matches_dp_accounting(epsilon: float) -> None:
 @pytest.mark.parametrize("epsilon", EPSILONS[1:])
 def test_epsilon_matches_dp_accounting(epsilon: float) -> None:
     """analytic_gaussian_epsilon agrees with dp_accounting.get_epsilon_gaussian."""
+    dp_gaussian = pytest.importorskip("dp_accounting.gaussian_mechanism")
     sigma = dp_gaussian.get_sigma_gaussian(epsilon, 1e-5, tol=1e-15)
     for distance in (1.0, 0.7, 0.3):
         ours = analytic_gaussian_epsilon(sigma, distance, 1e-5)
@@ -53,6 +109,7 @@ def test_epsilon_matches_dp_accounting(epsilon: float) -> None:
 @pytest.mark.parametrize("epsilon", [0.0, 0.5, 4.0, 32.0, 128.0, 256.0])
 def test_delta_matches_dp_accounting_privacy_loss(epsilon: float) -> None:
     """analytic_gaussian_delta equals dp_accounting's exact Gaussian hockey-stick divergence."""
+    dp_plm = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
     sigma = calibrate_sigma(max(epsilon, 0.1), 1e-5, 1.0)
     ref = dp_plm.GaussianPrivacyLoss(sigma, sensitivity=1.0).get_delta_for_epsilon(epsilon)
     assert analytic_gaussian_delta(epsilon, 1.0, sigma) == pytest.approx(ref, rel=REL)

@@ -50,6 +50,7 @@ def test_hand_value() -> None:
 # Paper Table 4 (d = 512, delta = 1e-5, exact null): median over 40 pairs, averaged over Laplace
 # and Gaussian noise. Across 4 seeds the values were 28.61 +- 0.06, 15.51 +- 0.06 and
 # 8.96 +- 0.04 (sd, <= 0.4%), so 2% is at least 5 sd.
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "paper"), [(30, 28.60), (100, 15.51), (300, 8.96)])
 def test_null_matches_paper_table4(n: int, paper: float) -> None:
     """At an exact null the median GaussMech score reproduces paper Table 4 (Eq. 22 floor)."""

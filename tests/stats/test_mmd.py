@@ -268,6 +268,7 @@ def test_permutation_strong_separation_minimum_pvalue(rng: np.random.Generator) 
     assert stat > 0.1
 
 
+@pytest.mark.slow
 def test_permutation_valid_under_null() -> None:
     """On 200 null datasets (B = 199) the rejection count at 0.05 lies in its binomial interval."""
     seeds = np.random.SeedSequence(7).spawn(200)
@@ -405,6 +406,7 @@ def test_mmd_biased_matches_a_loop() -> None:
     assert mmd_biased(x, y, 1.3) == pytest.approx(math.sqrt(v), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_mmd_lower_bound_covers_the_population_value() -> None:
     """Over 400 draws the lower bound exceeds the population MMD at most at rate alpha (it is conservative).
 
