@@ -44,11 +44,13 @@ from certify.protocol import FixedTest, PreregistrationRecord, Protocol, SealedP
 from certify.protocol.families import BoundPlan
 from certify.protocol.ledger import Ledger, LedgerEntry
 from certify.protocol.mmd import MMDTest
+from certify.protocol.verify import Verification, verify
 from certify.results import (
     Certificate,
     CertificateFamily,
     Diagnostic,
     ErrorRateEvidence,
+    LedgerStamp,
     MMDEvidence,
     PopulationEstimate,
     Result,
@@ -80,6 +82,7 @@ __all__ = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "LedgerStamp",
     "MMDEvidence",
     "MMDTest",
     "MechanismAudit",
@@ -101,6 +104,7 @@ __all__ = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "Verification",
     "ZCDPClaim",
     "audit_mechanism",
     "audit_pairs",
@@ -113,4 +117,5 @@ __all__ = [
     "sample_pairs",
     "select_pairs",
     "summarize",
+    "verify",
 ]

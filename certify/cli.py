@@ -1,7 +1,7 @@
 """The ``certify`` command line.
 
 Exit codes: 0 success; 2 bad usage or bad input; 3 refused by the protocol (a spent reserved split,
-a sealed protocol asked to change).
+a sealed protocol asked to change); 1 from ``selftest`` and ``verify`` when something is flagged.
 """
 
 from __future__ import annotations
@@ -115,6 +115,11 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 def _cmd_selftest(args: argparse.Namespace) -> int:
     """Coverage self-test: exit 0 when every check is consistent with its level, 1 otherwise."""
     return _call(commands.selftest_report, args, "quick", "inject", "tight_only", "seed")
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """``certify verify``: 0 when everything checks out, 1 when something does not."""
+    return _call(commands.verify_reports, args, "reports", "export", ledger_path="ledger")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
@@ -242,6 +247,27 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("results", help="results.parquet or results.csv")
     r.add_argument("--out", required=True)
     r.set_defaults(func=_cmd_report)
+
+    vf = sub.add_parser(
+        "verify",
+        help="check reports or records against the ledger (or its export) that issued them",
+        description=(
+            "Replay the ledger's hash chain and check each report or record against it: issued by "
+            "this ledger, its history intact up to the report (nothing dropped, rolled back or "
+            "rewritten), the outcome the ledger recorded equal to the report's, and no two "
+            "reports evaluating the same reserved data. Exit 0 when everything checks out, 1 "
+            "when something does not (docs/trust.md)."
+        ),
+    )
+    vf.add_argument(
+        "reports", nargs="*", metavar="REPORT",
+        help="report folders (evaluate/audit-mechanism --out), certificates.json, summary.json or records",
+    )
+    vf.add_argument("--ledger", required=True, help="the ledger file, or its export (JSON)")
+    vf.add_argument(
+        "--export", help="also write the ledger's export here (JSON), to publish with the reports"
+    )
+    vf.set_defaults(func=_cmd_verify)
 
     from certify.selftest import INJECTIONS
 

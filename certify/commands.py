@@ -27,6 +27,7 @@ __all__ = [
     "plan_report",
     "preregister_file",
     "selftest_report",
+    "verify_reports",
 ]
 
 EXIT_OK: Final = 0
@@ -244,10 +245,20 @@ def evaluate_record(
 
     try:
         text = Path(record_path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(
+            f"record {record_path!r} is not UTF-8 text ({exc.reason}); give the record JSON that "
+            "certify preregister wrote."
+        ) from exc
     except OSError as exc:
         raise RecordError(f"cannot read record {record_path!r}: {exc.strerror}.") from exc
     record = PreregistrationRecord.from_json(text)
     plan_info = record.content.get("annotations", {}).get("plan", {})
+    # the claim is checked before anything is spent
+    claim = claim_from_options(
+        epsilon=claim_epsilon, delta=claim_delta, gdp_mu=claim_gdp, zcdp_rho=claim_zcdp,
+        profile=claim_profile, default=_record_claim(plan_info),
+    )
     table = _load_table(
         data_path, plan_info.get("label_column", "identity"), plan_info.get("normalize", True)
     )
@@ -256,10 +267,6 @@ def evaluate_record(
     _writable_folder(out)
     _say(f"evaluating {len(sealed.tests)} fixed tests on the reserved split (once, ever)")
     family = sealed.evaluate()
-    claim = claim_from_options(
-        epsilon=claim_epsilon, delta=claim_delta, gdp_mu=claim_gdp, zcdp_rho=claim_zcdp,
-        profile=claim_profile, default=_record_claim(plan_info),
-    )
     for c in family.certificates:
         basis = (
             f"errors {c.evidence.false_positives}/{c.n_class0} and {c.evidence.false_negatives}/{c.n_class1}"
@@ -314,7 +321,14 @@ def evaluate_record(
         safe_path(out, "certificates.json"),
         json.dumps({"family_id": family.family_id, "certificates": certs, "manifest": man}, indent=2),
     )
-    _say(f"wrote {md_path}, {html_path} and certificates.json")
+    write_atomic(safe_path(out, "record.json"), record.to_json())
+    _say(f"wrote {md_path}, {html_path}, certificates.json and record.json")
+    stamp = family.certificates[0].ledger
+    print(
+        f"ledger: evaluation {stamp.evaluation} of ledger {stamp.ledger_id}, entry {stamp.sequence} "
+        f"({stamp.head[:16]}); publish it with the report: certify verify {out} --ledger "
+        f"{ledger.path} --export LEDGER.json"
+    )
     return EXIT_OK
 
 
@@ -619,6 +633,24 @@ def audit_mechanism_command(
         )
         _say(f"wrote {md_path}, {html_path}, record.json and summary.json")
     return EXIT_OK
+
+
+def verify_reports(*, reports: list[str], ledger_path: str, export: str | None) -> int:
+    """Check reports against a ledger or its export; print the outcome; 0 when verified, 1 if not."""
+    from certify.errors import DataError
+    from certify.protocol.ledger import Ledger
+    from certify.protocol.verify import verify
+    from certify.report import write_atomic
+
+    outcome = verify(list(reports), ledger_path)
+    print(outcome.to_text())
+    if export:
+        if not Path(ledger_path).is_file():
+            raise DataError(f"--export needs the ledger file; {ledger_path!r} does not exist.")
+        text = Ledger(ledger_path).export()
+        write_atomic(Path(export), text)
+        _say(f"wrote the ledger's export to {export} ({len(text)} bytes)")
+    return EXIT_OK if outcome.verified else 1
 
 
 def selftest_report(*, quick: bool, inject: str, tight_only: bool, seed: int, workers: int = 2) -> int:

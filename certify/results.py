@@ -35,6 +35,7 @@ __all__ = [
     "Diagnostic",
     "ErrorRateEvidence",
     "Evidence",
+    "LedgerStamp",
     "MMDEvidence",
     "PopulationEstimate",
     "Result",
@@ -390,6 +391,50 @@ def _evidence(instance: object, attribute: Attribute[Any], value: object) -> Non
         raise StatusError(f"Certificate.evidence must be ErrorRateEvidence or MMDEvidence; got {value!r}.")
 
 
+def _text(instance: object, attribute: Attribute[Any], value: object) -> None:
+    """Validator: a string."""
+    if not isinstance(value, str):
+        raise ParameterError(
+            f"{type(instance).__name__}.{attribute.name} must be a string; got {value!r:.60}."
+        )
+
+
+def _position(instance: object, attribute: Attribute[Any], value: object) -> None:
+    """Validator: an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 1:
+        raise ParameterError(
+            f"{type(instance).__name__}.{attribute.name} must be an integer >= 1; got {value!r}."
+        )
+
+
+@final
+@attrs.frozen
+class LedgerStamp:
+    """Where an evaluation sits in the ledger that spent its reserved data.
+
+    Attributes
+    ----------
+    ledger_id : str
+        The ledger's identity (fixed when it was created; a copy of the file shares it).
+    sequence : int
+        The ledger entry that marked the reserved data spent.
+    head : str
+        That entry's SHA-256: it commits to the ledger's whole history up to the spend, so a
+        ledger that was rolled back, rewritten or replaced no longer holds it there.
+    evaluation : int
+        The number of this evaluation among the ledger's evaluations (1, 2, ...).
+
+    Notes
+    -----
+    :func:`certify.verify` checks a stamp against a ledger or its export (docs/trust.md).
+    """
+
+    ledger_id: str = attrs.field(validator=_text)
+    sequence: int = attrs.field(validator=_position)
+    head: str = attrs.field(validator=_text)
+    evaluation: int = attrs.field(validator=_position)
+
+
 @final
 @attrs.frozen(order=False)
 class Certificate:
@@ -430,6 +475,9 @@ class Certificate:
         Fingerprint of the reserved split that was evaluated.
     assumptions : tuple of str
         The sampling model the bound rests on.
+    ledger : LedgerStamp
+        The ledger entry that spent the reserved data: the ledger's identity, the entry's
+        number and hash, and the evaluation's number in that ledger.
     """
 
     status: ClassVar[StatusName] = "Certificate"
@@ -447,6 +495,7 @@ class Certificate:
     data_fingerprint: str
     assumptions: tuple[str, ...] = attrs.field(converter=_str_tuple, validator=_strings)
     equation: str = "Eq. 16"
+    ledger: LedgerStamp = attrs.field(kw_only=True, validator=attrs.validators.instance_of(LedgerStamp))
     _issuer: IssueToken = attrs.field(kw_only=True, alias="_issuer", repr=False, eq=False, validator=_issued)
 
     def __attrs_post_init__(self) -> None:

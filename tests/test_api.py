@@ -30,6 +30,7 @@ PUBLIC = [
     "Ledger",
     "LedgerEntry",
     "LedgerError",
+    "LedgerStamp",
     "MMDEvidence",
     "MMDTest",
     "MechanismAudit",
@@ -51,6 +52,7 @@ PUBLIC = [
     "SealedProtocol",
     "StatusError",
     "Summary",
+    "Verification",
     "ZCDPClaim",
     "audit_mechanism",
     "audit_pairs",
@@ -63,6 +65,7 @@ PUBLIC = [
     "sample_pairs",
     "select_pairs",
     "summarize",
+    "verify",
 ]
 
 

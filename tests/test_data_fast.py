@@ -88,23 +88,39 @@ def ref_fingerprint(parts: dict[str, list[bytes]], domain: str, dimension: int) 
     return hashlib.sha256(message).hexdigest()
 
 
-def ref_row_keys(
-    reserved: dict[str, list[bytes]], table_rows: list[bytes], table_fingerprint: str
-) -> list[str]:
-    """Row keys: content keys for vectors unique in the table, scoped and numbered otherwise."""
-    keys = []
-    for label in sorted(reserved):
-        tag = label.encode("utf-8") + b"\x00"
-        earlier: list[bytes] = []
-        for row in reserved[label]:
-            if table_rows.count(row) > 1:
-                number = earlier.count(row)
-                payload = b"s" + table_fingerprint.encode() + tag + row + struct.pack("<Q", number)
-                earlier.append(row)
+def ref_row_keys(raw: dict[str, list[bytes]], dimension: int) -> dict[str, list[bytes]]:
+    """Row keys of every row, per identity, row by row from the raw rows (docstring of data._keys).
+
+    Content: the raw row's little-endian float64 bytes, with ``-0.0`` as ``0.0``. A row unique in its
+    identity with a coordinate that is not whole is keyed by the hash of its content; other rows
+    by their content, copy number and the hash of the sorted content hashes of the identity.
+    """
+    out: dict[str, list[bytes]] = {}
+    for label, rows in raw.items():
+        digests, whole = [], []
+        for packed in rows:
+            row = np.array(struct.unpack(f"<{dimension}d", packed))
+            content = [float(v) + 0.0 for v in row.tolist()]
+            payload = b"certify.row-content.v2\x00" + struct.pack(f"<{dimension}d", *content)
+            digests.append(hashlib.sha256(payload).digest())
+            whole.append(all(v == math.floor(v) for v in row.tolist()))
+        signature = hashlib.sha256(b"".join(sorted(digests))).digest()
+        keys, copies = [], {}
+        for digest, integral in zip(digests, whole, strict=True):
+            if integral or digests.count(digest) > 1:
+                number = copies.get(digest, 0)
+                copies[digest] = number + 1
+                payload = b"certify.row-scoped.v2\x00" + signature + digest + struct.pack("<Q", number)
+                keys.append(hashlib.sha256(payload).digest()[:16])
             else:
-                payload = b"u" + tag + row
-            keys.append(hashlib.sha256(payload).hexdigest()[:32])
-    return keys
+                keys.append(digest[:16])
+        out[label] = keys
+    return out
+
+
+def key_bytes(keys: np.ndarray) -> list[bytes]:
+    """An ``(n, 16)`` key array as a list of 16-byte strings."""
+    return [bytes(k) for k in np.asarray(keys)]
 
 
 def ref_split(
@@ -227,7 +243,7 @@ def test_hash_collisions_do_not_change_grouping(
     report, _ = ref_clean(labels, vectors)
     assert report_of(table) == report == report_of(expected)
     again = table.split(0.5, seed=4)
-    assert again.reserved._row_keys() == split.reserved._row_keys()
+    assert key_bytes(again.reserved._row_keys()) == key_bytes(split.reserved._row_keys())
 
 
 def test_infinite_value_error_names_the_first_one(rng: np.random.Generator) -> None:
@@ -273,38 +289,58 @@ def test_fingerprint_of_a_subset_and_a_pickled_table(rng: np.random.Generator) -
 
 @pytest.mark.parametrize("normalize", [False, True])
 def test_split_rows_and_row_keys_match_reference(rng: np.random.Generator, normalize: bool) -> None:
-    """Reserved rows follow the documented shuffle; row keys match the reference definition.
+    """Reserved rows follow the documented shuffle; reserved and development keys match the reference.
 
-    With normalization, rows that differ before (``[1, 0]`` and ``[2, 0]``) become equal, so their
-    keys are the repeated kind even though cleaning reported no duplicate.
+    Keys come from the raw rows: with or without normalization they are the same, although
+    normalizing makes ``[1, 0, ...]`` and ``[2, 0, ...]`` equal rows.
     """
     labels, vectors = awkward_data(rng)
     labels += ["a", "a", "b"]
     vectors = np.vstack([vectors, [[1, 0, 0, 0, 0], [2, 0, 0, 0, 0], [3, 0, 0, 0, 0]]])
     table = cf.EmbeddingTable.from_arrays(labels, vectors, normalize=normalize)
     rows = table_bytes(table)
-    all_rows = [r for k in sorted(rows) for r in rows[k]]
+    _, raw = ref_clean(labels, vectors, normalize=False)
+    keys = ref_row_keys(raw, 5)
     for seed in (0, 1, 2):
         split = table.split(0.5, seed=seed)
         dev, test = ref_split(rows, 0.5, seed)
         assert table_bytes(split.development) == dev
         reserved = split.reserved
         assert {k: [r.tobytes() for r in reserved._take(k)] for k in reserved.counts} == test
-        assert reserved._row_keys() == ref_row_keys(test, all_rows, table.fingerprint)
+        dev_keys, test_keys = ref_split({k: keys[k] for k in sorted(keys)}, 0.5, seed)
+        assert key_bytes(reserved._row_keys()) == [b for k in sorted(test_keys) for b in test_keys[k]]
+        assert key_bytes(reserved._development_keys()) == [b for k in sorted(dev_keys) for b in dev_keys[k]]
 
 
 def test_row_keys_of_discrete_data_match_reference(rng: np.random.Generator) -> None:
-    """Rows repeated many times in the table get numbered, table-scoped keys as defined."""
+    """Whole-number rows get numbered keys scoped by their identity's multiset, as defined."""
     pool = np.eye(3) * 4.0
     labels = [f"id{i}" for i in rng.integers(0, 3, size=120)]
     vectors = pool[rng.integers(0, 3, size=120)]
-    vectors[0] = [1.0, 2.0, 3.0]  # one unique row among the repeats
+    vectors[0] = [1.5, 2.0, 3.0]  # one row keyed by its content alone
     table = cf.EmbeddingTable.from_arrays(labels, vectors)
-    rows = table_bytes(table)
-    all_rows = [r for k in sorted(rows) for r in rows[k]]
+    _, raw = ref_clean(labels, vectors)
+    keys = ref_row_keys(raw, 3)
     reserved = table.split(0.6, seed=5).reserved
-    _, test = ref_split(rows, 0.6, 5)
-    assert reserved._row_keys() == ref_row_keys(test, all_rows, table.fingerprint)
+    _, test_keys = ref_split({k: keys[k] for k in sorted(keys)}, 0.6, 5)
+    assert key_bytes(reserved._row_keys()) == [b for k in sorted(test_keys) for b in test_keys[k]]
+
+
+def test_row_keys_ignore_labels_other_identities_and_normalization(rng: np.random.Generator) -> None:
+    """Renamed labels, an added identity, normalization and another split give the same row keys."""
+    labels, vectors = awkward_data(rng)
+    base = cf.EmbeddingTable.from_arrays(labels, vectors)
+    renamed = cf.EmbeddingTable.from_arrays([f"p_{x}" for x in labels], vectors, normalize=True)
+    extra = cf.EmbeddingTable.from_arrays([*labels, "new", "new"], np.vstack([vectors, vectors[:2]]))
+    rows_of = {k: key_bytes(base._row_keys(k)) for k in base.identities}
+    for k in base.identities:
+        assert key_bytes(renamed._row_keys(f"p_{k}")) == rows_of[k]
+        assert key_bytes(extra._row_keys(k)) == rows_of[k]
+    every = {b for keys in rows_of.values() for b in keys}
+    for seed in (3, 4):
+        split = renamed.split(0.5, seed=seed)
+        got = key_bytes(split.reserved._row_keys()) + key_bytes(split.reserved._development_keys())
+        assert set(got) == every
 
 
 def test_split_is_deterministic_across_rebuilds(rng: np.random.Generator) -> None:
@@ -318,7 +354,8 @@ def test_split_is_deterministic_across_rebuilds(rng: np.random.Generator) -> Non
         again = table.split(0.5, seed=9)
         assert again.development.fingerprint == first.development.fingerprint
         assert again.reserved.fingerprint == first.reserved.fingerprint
-        assert again.reserved._row_keys() == first.reserved._row_keys()
+        assert key_bytes(again.reserved._row_keys()) == key_bytes(first.reserved._row_keys())
+        assert key_bytes(again.development._row_keys("a")) == key_bytes(first.development._row_keys("a"))
     assert rebuilt.split(0.5, seed=10).reserved.fingerprint != first.reserved.fingerprint
 
 

@@ -13,13 +13,17 @@ from certify.errors import ParameterError
 from certify.plan import alpha_per_rate
 from certify.selftest import (
     INJECTIONS,
+    MECHANISM_BUGS,
+    MECHANISM_CASE,
     NOMINAL,
     TIGHT_CASES,
     RouteCoverage,
     SelftestReport,
     TightCase,
     TightCoverage,
+    expected_rate_level,
     power_to_flag,
+    run_mechanism_cases,
     run_selftest,
     run_tight_cases,
 )
@@ -31,6 +35,7 @@ from certify.stats.binomial import (
 
 RR, LAPLACE = TIGHT_CASES
 BUGS = tuple(i for i in INJECTIONS if i != "none")
+TABLE_BUGS = tuple(i for i in BUGS if i not in MECHANISM_BUGS)
 
 
 def test_route_coverage_consistency_rule() -> None:
@@ -69,9 +74,9 @@ def test_correct_certify_fails_near_nominal_on_tight_cases() -> None:
     assert rr.consistent and laplace.consistent
 
 
-@pytest.mark.parametrize("bug", BUGS)
+@pytest.mark.parametrize("bug", TABLE_BUGS)
 def test_each_injected_bug_is_flagged(bug: str) -> None:
-    """Every injected bug pushes both tight cases' failure probability significantly above 0.05."""
+    """Every table-route bug pushes both tight cases' failure probability significantly above 0.05."""
     results = run_tight_cases(bug, sealed_families=0)  # type: ignore[arg-type]
     assert [r.inject for r in results] == [bug, bug]
     assert all(r.flagged and not r.consistent for r in results)
@@ -89,6 +94,50 @@ def test_injected_bug_numbers() -> None:
              for bug in ("normal_approximation", "no_bonferroni")}
     assert exact == {"normal_approximation": [0.1171, 0.0762], "no_bonferroni": [0.2574, 0.1301]}
     assert round(run_tight_cases("reused_rows", cases=[RR])[0].rate, 4) == 0.2574
+
+
+@pytest.mark.parametrize("bug", MECHANISM_BUGS)
+def test_mechanism_bugs_leave_the_table_cases_alone(bug: str) -> None:
+    """A mechanism-route bug changes nothing in the table cases: they stay at certify's own numbers."""
+    assert [round(r.rate, 4) for r in run_tight_cases(bug, sealed_families=0)] == [0.0442, 0.0205]  # type: ignore[arg-type]
+
+
+def test_mechanism_route_fails_near_its_stated_share() -> None:
+    """Evaluations 1 and 2 of an audit, run through seal/evaluate, fail below but near their share of 0.05."""
+    first, second = run_mechanism_cases("none", seed=2)
+    assert (first.evaluation, second.evaluation) == (1, 2) and first.route == "mechanism"
+    assert first.nominal == pytest.approx(0.05 * 6 / math.pi**2, rel=1e-12)
+    assert second.nominal == pytest.approx(0.05 * 6 / (4 * math.pi**2), rel=1e-12)
+    # exact sums at the issued levels: pinned to 1e-4, below nominal and at least 2/3 of it
+    assert (round(first.rate, 4), round(second.rate, 4)) == (0.0279, 0.0052)
+    assert 0.9 * first.nominal < first.rate <= first.nominal
+    assert 0.66 * second.nominal < second.rate <= second.nominal
+    assert [(c.sealed_certificates, c.sealed_mismatches) for c in (first, second)] == [(1, 0), (1, 0)]
+    assert first.consistent and second.consistent
+    assert math.isclose(expected_rate_level(1), 1 - math.sqrt(1 - 0.05 * 6 / math.pi**2))
+    assert MECHANISM_CASE.pairs == 1
+
+
+@pytest.mark.parametrize("bug", BUGS)
+def test_every_bug_is_flagged_on_the_mechanism_route(bug: str) -> None:
+    """Each injected bug, a seal spending ten times its share included, is flagged at both evaluations."""
+    results = run_mechanism_cases(bug)  # type: ignore[arg-type]
+    assert all(r.flagged and not r.consistent and r.rate > r.nominal for r in results)
+    numbers = {"mechanism_level": [0.2779, 0.0571], "no_evaluation_share": [0.0406, 0.0406]}
+    if bug in numbers:
+        assert [round(r.rate, 4) for r in results] == numbers[bug]
+
+
+def test_a_seal_that_spends_ten_times_its_share_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's bug, rate_level(10 * alpha) in the seal, makes the mechanism cases fail the self-test."""
+    import certify.protocol.lifecycle as lifecycle
+
+    real = lifecycle.rate_level
+    monkeypatch.setattr(lifecycle, "rate_level", lambda alpha: real(10 * alpha))
+    results = run_mechanism_cases("none")
+    # the recomputation at evaluation refuses the record, or the issued level is judged: either way
+    assert all(not r.consistent for r in results)
+    assert all(r.sealed_mismatches == 1 for r in results)
 
 
 def test_reused_rows_power_on_laplace() -> None:
@@ -159,7 +208,8 @@ def test_report_text_and_pickle() -> None:
     assert report.routes == () and report.inject == "normal_approximation" and not report.consistent
     text = report.to_text()
     assert "injected bug: normal_approximation" in text
-    assert text.count("FLAGGED: TOO MANY FAILURES") == 2
+    assert text.count("FLAGGED: TOO MANY FAILURES") == 4  # two table cases, two mechanism evaluations
+    assert "mechanism route, evaluation 2" in text
     again = pickle.loads(pickle.dumps(report))
     assert again == report and isinstance(again.tight[0], TightCoverage)
 
@@ -169,7 +219,8 @@ def test_unknown_injection_is_refused() -> None:
     # typeguard (when active) would refuse the Literal first; the library's own check is tested.
     with suppress_type_checks():
         with pytest.raises(ParameterError, match=r"inject must be one of 'none', 'normal_approximation', "
-                           r"'no_bonferroni', 'reused_rows'; got 'wald'\. Use 'none'"):
+                           r"'no_bonferroni', 'reused_rows', 'mechanism_level', 'no_evaluation_share'; "
+                           r"got 'wald'\. Use 'none'"):
             run_tight_cases("wald")  # type: ignore[arg-type]
         with pytest.raises(ParameterError, match="inject must be one of"):
             run_selftest(routes=False, inject="bonferroni")  # type: ignore[arg-type]
@@ -193,7 +244,9 @@ def test_cli_selftest_flags_an_injected_bug(capsys: pytest.CaptureFixture[str]) 
     from certify.cli import main
 
     assert main(["selftest", "--tight-only", "--quick", "--inject", "no_bonferroni"]) == 1
-    assert capsys.readouterr().out.count("FLAGGED") == 2
+    assert capsys.readouterr().out.count("FLAGGED") == 4
+    assert main(["selftest", "--tight-only", "--quick", "--inject", "mechanism_level"]) == 1
+    assert capsys.readouterr().out.count("FLAGGED") == 2  # the two mechanism evaluations only
     assert main(["selftest", "--tight-only", "--quick"]) == 0
     assert "FLAGGED" not in capsys.readouterr().out
     with pytest.raises(SystemExit) as exc:
@@ -224,5 +277,6 @@ def test_quick_selftest_is_consistent(capsys: pytest.CaptureFixture[str]) -> Non
     assert all(r.families == 80 for r in report.routes)
     # Every family is built so a violation is numerically possible (ceiling > reference).
     assert all(r.failure_possible == r.families for r in report.routes)
-    assert [t.case for t in report.tight] == list(TIGHT_CASES) and report.inject == "none"
+    assert [t.case for t in report.tight] == [*TIGHT_CASES, MECHANISM_CASE, MECHANISM_CASE]
+    assert report.inject == "none"
     assert report.consistent

@@ -168,11 +168,22 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
         p = p / "results.parquet" if (p / "results.parquet").exists() else p / "results.csv"
     if not p.exists():
         raise DataError(f"results must be an existing results.parquet or results.csv; got {str(p)!r}.")
-    if p.suffix == ".csv":
-        # Only empty cells are missing: "null" is a mechanism name, not a missing value.
-        frame = pd.read_csv(p, keep_default_na=False, na_values=[""])
-    else:
-        frame = pd.read_parquet(p, engine="pyarrow")
+    try:
+        if p.suffix == ".csv":
+            # Only empty cells are missing: "null" is a mechanism name, not a missing value.
+            frame = pd.read_csv(p, keep_default_na=False, na_values=[""])
+        else:
+            frame = pd.read_parquet(p, engine="pyarrow")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"results {str(p)!r} is not UTF-8 text ({exc.reason}); give the results.csv or "
+            "results.parquet that certify benchmark wrote."
+        ) from exc
+    except (ValueError, OSError) as exc:  # pandas' parser errors and pyarrow's are ValueErrors
+        raise DataError(
+            f"results {str(p)!r} cannot be read as a benchmark table ({type(exc).__name__}: "
+            f"{str(exc)[:120]}); give the results.csv or results.parquet that certify benchmark wrote."
+        ) from exc
     missing = [c for c in ("experiment", "route", "status", "value") if c not in frame.columns]
     if missing:
         raise DataError(f"results must have the columns {missing!r}; is {str(p)!r} a benchmark table?")

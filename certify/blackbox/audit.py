@@ -38,6 +38,7 @@ from certify.data.draws import (
     call_mechanism,
     canonical_input,
     check_calls,
+    check_fresh_randomness,
     input_label,
     mechanism_identity,
     mechanism_name,
@@ -52,6 +53,9 @@ from certify.protocol.record import PreregistrationRecord
 from certify.results import Certificate, CertificateFamily, Diagnostic
 
 __all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
+
+MAX_SEED: Final = 2**63 - 1
+"""Largest audit seed (the ledger records seeds as 64-bit integers)."""
 
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
@@ -372,6 +376,11 @@ def audit_mechanism(
     delta = check_delta(delta)
     target = None if claim is None else claim.target()
     seed = check_int(seed, "seed", 0)
+    if seed > MAX_SEED:
+        raise ParameterError(
+            f"seed must be an integer in [0, 2**63 - 1] (the ledger records it as a 64-bit "
+            f"integer); got {seed!r}."
+        )
     workers = check_int(workers, "workers", 1)
     families = resolve_families(tests)
     if isinstance(dev_fraction, bool) or not 0.0 < float(dev_fraction) < 1.0:
@@ -398,6 +407,8 @@ def audit_mechanism(
         label=pairs[0][0][0], width=None,
     )
     width = probe.shape[1]
+    distinct = {label: x for pair in pairs for label, x in pair}
+    check_fresh_randomness(mechanism, list(distinct.items()), name=readable, width=width, seed=seed)
     rounds, reserved_n = _budget(calls, len(pairs), float(dev_fraction), width)
     # two seeds per pair and round, and two per doubling of the last round (fewer than 32
     # doublings: the round starts at 4 calls or more and stops at the memory cap)
@@ -581,14 +592,14 @@ def _candidate_pairs(
         xa = canonical_input(pair[0], f"inputs[{k}][0]" if inputs is not None else "input_a")
         xb = canonical_input(pair[1], f"inputs[{k}][1]" if inputs is not None else "input_b")
         la, lb = input_label(xa), input_label(xb)
-        if la == lb:
-            raise ParameterError(
-                f"the two inputs of a pair must differ; got {la} twice. Neighbouring inputs "
-                "differ in one record."
-            )
         if xa.shape != xb.shape:
             raise ParameterError(
                 f"the two inputs of a pair must have one length; got {xa.size} and {xb.size}."
+            )
+        if la == lb or bool(np.all(xa == xb)):  # [1, 1, 1] and [1.0, 1.0, 1.0] are one input
+            raise ParameterError(
+                f"the two inputs of a pair must differ; got {la} and {lb}, which hold the same "
+                "values. Neighbouring inputs differ in one record."
             )
         if (la, lb) not in seen:
             seen.add((la, lb))

@@ -26,6 +26,27 @@ def _fingerprint(parts: Iterable[tuple[str, NDArray[np.float64]]], domain: str) 
     return h.hexdigest()
 
 
+def normalize_rows(
+    stack: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """L2-normalized rows and the two factors divided by: ``(rows, max |x|, norm of x / max |x|)``.
+
+    Row by row, so the bits match normalizing the rows in any order; scaling by the largest
+    coordinate first keeps norms near ``1e308`` from overflowing. All-zero rows (never in a
+    cleaned table) give zeros and factors 0.
+    """
+    peak = np.max(np.abs(stack), axis=1) if stack.shape[1] else np.zeros(stack.shape[0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = stack / peak[:, None]
+        norm = np.hypot.reduce(scaled, axis=1)
+        out = np.ascontiguousarray(scaled / norm[:, None])
+    zero = peak == 0.0
+    if zero.any():
+        out[zero] = 0.0
+        norm = np.where(zero, 0.0, norm)
+    return out, np.asarray(peak, dtype=np.float64), np.asarray(norm, dtype=np.float64)
+
+
 def _readonly(a: NDArray[np.float64]) -> NDArray[np.float64]:
     """A read-only C-contiguous float64 copy."""
     out = np.array(a, dtype=np.float64, order="C", copy=True)

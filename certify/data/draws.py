@@ -15,8 +15,8 @@ import inspect
 import json
 import math
 import numbers
-from collections.abc import Callable
-from typing import Any, TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,10 +24,13 @@ from numpy.typing import NDArray
 from certify.errors import MechanismError, ParameterError
 
 __all__ = [
+    "FRESHNESS_BATCHES",
+    "FRESHNESS_CALLS",
     "Mechanism",
     "call_mechanism",
     "canonical_input",
     "check_calls",
+    "check_fresh_randomness",
     "input_label",
     "is_discrete",
     "mechanism_identity",
@@ -198,14 +201,14 @@ def call_mechanism(
     Returns
     -------
     numpy.ndarray, shape (n, k)
-        The outputs as float64 (integers and booleans exactly, as long as they are below 2**53).
+        The outputs as float64 (integers and booleans exactly).
 
     Raises
     ------
     MechanismError
-        If the mechanism raises, or returns non-numeric values, NaN or infinity, a shape other
-        than ``(n,)`` or ``(n, k)``, a number of outputs other than ``n``, or another dimension
-        than ``width``.
+        If the mechanism raises, or returns non-numeric values, NaN or infinity, integers beyond
+        2**53 in absolute value (float64 would merge them), a shape other than ``(n,)`` or
+        ``(n, k)``, a number of outputs other than ``n``, or another dimension than ``width``.
     """
     try:
         raw = mechanism(np.array(x), n, rng)
@@ -219,7 +222,16 @@ def call_mechanism(
         raise _problem(name, label, n, f"returned {type(raw).__name__}, not an array") from exc
     if out.dtype == np.bool_:
         out = out.astype(np.float64)
-    elif not (np.issubdtype(out.dtype, np.integer) or np.issubdtype(out.dtype, np.floating)):
+    elif np.issubdtype(out.dtype, np.integer):
+        if out.size and (int(out.max()) > 2**53 or int(out.min()) < -(2**53)):
+            big = int(out.max()) if int(out.max()) > 2**53 else int(out.min())
+            raise MechanismError(
+                f"mechanism {name!r} on input {label} (n={n}) returned the integer {big}, beyond "
+                "2**53: outputs are compared as float64, which cannot hold such integers exactly, "
+                "so distinct outputs would merge. Return smaller integers (e.g. an offset from a "
+                "fixed value) or floats."
+            )
+    elif not np.issubdtype(out.dtype, np.floating):
         raise _problem(name, label, n, f"returned non-numeric outputs (dtype {out.dtype})")
     if out.ndim == 1:
         out = out.reshape(-1, 1)
@@ -236,6 +248,90 @@ def call_mechanism(
         bad = "NaN" if np.isnan(values).any() else "infinity"
         raise _problem(name, label, n, f"returned {bad}")
     return values
+
+
+FRESHNESS_CALLS: Final = 32
+"""Calls per batch of :func:`check_fresh_randomness`."""
+FRESHNESS_BATCHES: Final = 5
+"""Batches, each drawn with a generator of its own seed, of :func:`check_fresh_randomness`."""
+
+
+def check_fresh_randomness(
+    mechanism: Mechanism,
+    inputs: Sequence[tuple[str, NDArray[Any]]],
+    *,
+    name: str,
+    width: int,
+    seed: int,
+) -> None:
+    """Refuse a mechanism whose outputs do not come from the generator it is given.
+
+    On each input, :data:`FRESHNESS_BATCHES` batches of :data:`FRESHNESS_CALLS` calls are drawn,
+    each with a generator from another seed (children of ``SeedSequence(seed, spawn_key=(2,))``,
+    a stream no development or reserved call uses), and compared.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(x, n, rng)``.
+    inputs : sequence of (label, input)
+        The distinct inputs of the audit.
+    name : str
+        The mechanism's name, for messages.
+    width : int
+        Output dimension seen before.
+    seed : int
+        The audit's seed.
+
+    Raises
+    ------
+    MechanismError
+        If the batches are identical although not constant (the mechanism ignores ``rng``:
+        it reseeds itself or keeps a generator of its own, so every batch repeats the same
+        "random" outputs), or if each batch repeats one value while the batches differ (one
+        random draw per invocation, repeated for all ``n`` calls). Either way its calls are
+        not independent and no certificate could hold.
+
+    Notes
+    -----
+    False alarms: for any mechanism whose calls are independent draws from one law, ``B = 5``
+    identical non-constant batches of ``m = 32`` calls have probability at most ``(1/m) (1 -
+    1/m)^(m-1)`` to the power ``B - 1``, below ``2e-8`` (the most likely non-constant batch
+    has one output off the mode); constant batches of two different values, at most
+    ``4^-m``. Constant, equal batches (a deterministic output on that input) are accepted: such
+    calls are trivially independent. What the check cannot see is in docs/trust.md: a
+    mechanism that mixes ``rng`` with randomness of its own, reseeds from the clock or a
+    counter, repeats itself with a longer period, or makes calls depend on each other in
+    other ways. The cost is ``B * m = 160`` calls per input, outside the budget.
+    """
+    seeds = np.random.SeedSequence(seed, spawn_key=(2,)).spawn(FRESHNESS_BATCHES)
+    for label, x in inputs:
+        batches = [
+            call_mechanism(
+                mechanism, x, FRESHNESS_CALLS, np.random.Generator(np.random.PCG64(s)), name=name,
+                label=label, width=width,
+            )
+            for s in seeds
+        ]
+        constant = [bool((b == b[0]).all()) for b in batches]
+        if all(np.array_equal(b, batches[0]) for b in batches[1:]):
+            if constant[0]:
+                continue
+            raise MechanismError(
+                f"mechanism {name!r} on input {label} returned the same {FRESHNESS_CALLS} outputs "
+                f"for {FRESHNESS_BATCHES} generators of different seeds: it does not draw its "
+                "randomness from the rng it is given (it reseeds itself, e.g. with "
+                "np.random.default_rng(0) inside, or keeps a generator of its own). Its calls "
+                "would repeat each other, so no certificate could hold. Draw every random number "
+                "from rng."
+            )
+        if all(constant):
+            raise MechanismError(
+                f"mechanism {name!r} on input {label} returned one value repeated for all "
+                f"{FRESHNESS_CALLS} calls of each invocation, a different one for each seed: it "
+                "draws one random value per invocation instead of one per call. Its calls would "
+                "not be independent, so no certificate could hold. Return n independent outputs."
+            )
 
 
 def is_discrete(outputs: NDArray[np.float64]) -> bool:

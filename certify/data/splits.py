@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import final
@@ -11,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from certify._core import FrozenMap, Pair
+from certify.data._keys import KEY_BYTES, RowKeys, sketch
 from certify.data._rows import _fingerprint
 from certify.errors import DataError, ParameterError, ProtocolError
 
@@ -43,8 +43,9 @@ class ReservedSplit:
     """
 
     __slots__ = (
-        "_repeated",
-        "_row_key_cache",
+        "_development_positions",
+        "_keys",
+        "_positions",
         "_rows",
         "_spent",
         "counts",
@@ -63,8 +64,9 @@ class ReservedSplit:
     seed: int
     _spent: bool
     _rows: dict[str, NDArray[np.float64]]
-    _repeated: dict[str, NDArray[np.bool_]]
-    _row_key_cache: list[str] | None
+    _keys: RowKeys
+    _positions: dict[str, NDArray[np.intp]]
+    _development_positions: dict[str, NDArray[np.intp]]
 
     def __init__(self) -> None:
         raise ProtocolError(
@@ -81,20 +83,24 @@ class ReservedSplit:
         table_fingerprint: str,
         dev_fraction: float,
         seed: int,
-        repeated: dict[str, NDArray[np.bool_]],
+        keys: RowKeys,
+        positions: dict[str, NDArray[np.intp]],
+        development_positions: dict[str, NDArray[np.intp]],
     ) -> ReservedSplit:
         """Internal constructor used by :meth:`EmbeddingTable.split`, which hands over ``rows``.
 
         ``rows`` are fresh C-contiguous float64 arrays that no one else holds; they are frozen
-        in place, not copied.
+        in place, not copied. ``keys`` are the root table's row keys; ``positions`` and
+        ``development_positions`` place the reserved and development rows among its rows.
         """
         self = object.__new__(cls)
         frozen = {k: v for k, v in sorted(rows.items())}
         for v in frozen.values():
             v.setflags(write=False)
         self._rows = frozen
-        self._repeated = {k: repeated[k] for k in frozen}
-        self._row_key_cache = None
+        self._keys = keys
+        self._positions = {k: positions[k] for k in frozen}
+        self._development_positions = dict(sorted(development_positions.items()))
         self.fingerprint = _fingerprint(frozen.items(), "certify.reserved.v1")
         self.counts = FrozenMap({k: int(v.shape[0]) for k, v in frozen.items()})  # type: ignore[assignment]
         self.development_fingerprint = development_fingerprint
@@ -113,45 +119,35 @@ class ReservedSplit:
         """Record in memory that the rows were evaluated; called only by the protocol."""
         self._spent = True
 
-    def _row_keys(self) -> list[str]:
-        """Keys that let the ledger recognise these rows in any later split.
+    def _row_keys(self) -> NDArray[np.uint8]:
+        """Content keys ``(n, 16)`` of the reserved rows (:mod:`certify.data._keys`).
 
-        A vector that occurs once in its whole table is keyed by its identity and content, so the
-        same row is recognised in another split, a subset or a superset of the table. Vectors
-        that repeat in the table (discrete outputs such as randomized response) would collide
-        with independent draws of the same value, so they are keyed by the source table's
-        fingerprint, identity, content and repeat number: re-splitting that table is recognised,
-        fresh data are not mistaken for spent data.
+        They depend on each row's raw content (and, for repeated or whole-number rows, on the
+        multiset of its identity's rows), never on labels, other identities, the split or the
+        table's normalization: the ledger recognizes these rows in any later table.
         """
-        if self._row_key_cache is not None:
-            return self._row_key_cache
-        # each key is sha256(prefix + row bytes [+ repeat number]): the prefix is hashed once per
-        # identity and the hash state copied per row, the row bytes are read from one buffer
-        keys: list[str] = []
-        scope = b"s" + self.table_fingerprint.encode()
-        for label, rows in self._rows.items():
-            tag = label.encode("utf-8") + b"\x00"
-            unique = hashlib.sha256(b"u" + tag)
-            shared = hashlib.sha256(scope + tag)
-            data = np.ascontiguousarray(rows, dtype="<f8")
-            width = data.itemsize * (data.size // max(data.shape[0], 1))
-            buffer = data.data.cast("B")
-            seen: dict[bytes, int] = {}
-            for i, repeated in enumerate(self._repeated[label].tolist()):
-                row = buffer[i * width : (i + 1) * width]
-                if repeated:
-                    content = row.tobytes()
-                    count = seen.get(content, 0)
-                    seen[content] = count + 1
-                    h = shared.copy()
-                    h.update(row)
-                    h.update(count.to_bytes(8, "little"))
-                else:
-                    h = unique.copy()
-                    h.update(row)
-                keys.append(h.hexdigest()[:32])
-        self._row_key_cache = keys
-        return keys
+        return self._gather(self._positions)
+
+    def _development_keys(self) -> NDArray[np.uint8]:
+        """Content keys of the development rows split off alongside (spent with the reserved rows)."""
+        return self._gather(self._development_positions)
+
+    def _gather(self, positions: Mapping[str, NDArray[np.intp]]) -> NDArray[np.uint8]:
+        """Keys of the rows at ``positions`` of the root table, identity by identity."""
+        parts = [self._keys.keys(k)[p] for k, p in positions.items()]
+        if not parts:
+            return np.empty((0, KEY_BYTES), dtype=np.uint8)
+        return np.ascontiguousarray(np.vstack(parts))
+
+    def _sketches(self) -> dict[str, list[str]]:
+        """The smallest keys of the reserved rows and of all rows (reserved and development).
+
+        Kept in the record, they let a reader see that two evaluations share rows without any
+        ledger: two sets with many rows in common share some of their smallest keys.
+        """
+        reserved = self._row_keys()
+        every = np.vstack([reserved, self._development_keys()])
+        return {"reserved_sketch": sketch(reserved), "rows_sketch": sketch(every)}
 
     def _take(self, identity: str) -> NDArray[np.float64]:
         """The reserved rows of one identity; called only by the protocol during evaluation."""

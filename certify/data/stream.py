@@ -228,9 +228,13 @@ class ReservedStream:
         """Record in memory that the draws were made; called only by the protocol."""
         self._spent = True
 
-    def _row_keys(self) -> list[str]:
+    def _row_keys(self) -> NDArray[np.uint8]:
         """No row keys: fresh draws share nothing with any other stream or table."""
-        return []
+        return np.empty((0, 16), dtype=np.uint8)
+
+    def _development_keys(self) -> NDArray[np.uint8]:
+        """No row keys: development calls are never kept."""
+        return np.empty((0, 16), dtype=np.uint8)
 
     def record_data(self) -> dict[str, Any]:
         """The ``data`` section of a pre-registration record for this stream."""

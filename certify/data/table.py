@@ -14,14 +14,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from certify._core import FrozenMap
+from certify.data._keys import RowKeys, content_digests, integral_rows
 from certify.data._rows import (
     NORM_FLOOR,
     _at_or_below_floor,
     _fingerprint,
     _first_copies,
     _readonly,
-    _repeat_flags,
     _squared_norms,
+    normalize_rows,
 )
 from certify.data.splits import ReservedSplit
 from certify.errors import DataError, ParameterError
@@ -130,14 +131,15 @@ class EmbeddingTable:
     (('a', 'b'), 4, 2)
     """
 
-    __slots__ = ("_repeated", "_rows", "cleaning", "dimension", "fingerprint", "identities")
+    __slots__ = ("_keys", "_positions", "_rows", "cleaning", "dimension", "fingerprint", "identities")
 
     identities: tuple[str, ...]
     dimension: int
     cleaning: CleaningReport
     fingerprint: str
     _rows: dict[str, NDArray[np.float64]]
-    _repeated: dict[str, NDArray[np.bool_]] | None
+    _keys: RowKeys
+    _positions: dict[str, NDArray[np.intp]] | None
 
     def __init__(self, rows: Mapping[str, NDArray[np.float64]], cleaning: CleaningReport) -> None:
         self._setup(rows, cleaning, copy=True)
@@ -170,7 +172,10 @@ class EmbeddingTable:
             self._rows = {k: rows[k] for k in self.identities}
             for r in self._rows.values():
                 r.setflags(write=False)
-        self._repeated = None
+        # content keys of the rows (computed on first use); a table split or subset from another
+        # shares its root's keys and records where its rows sit among the root's rows
+        self._keys = RowKeys(self._rows)
+        self._positions = None
         self.dimension = dims.pop()
         self.cleaning = cleaning
         self.fingerprint = _fingerprint(
@@ -401,21 +406,25 @@ class EmbeddingTable:
         stack_codes = kept_codes[order]
         first = _first_copies(stack)
         repeated = np.asarray(np.bincount(first, minlength=first.size)[first] > 1, dtype=bool)
-        repeated.setflags(write=False)
         within, across = _duplicates(names, stack_codes, first, repeated)
-        if normalize:  # row by row, so the bits match normalizing the rows in any order
-            scaled = stack / np.max(np.abs(stack), axis=1)[:, None]  # norms near 1e308 overflow
-            stack = np.ascontiguousarray(scaled / np.hypot.reduce(scaled, axis=1)[:, None])
+        raw_digests: list[bytes] | None = None
+        whole = None
+        if normalize:  # row keys come from the raw rows: hash them before they are normalized
+            whole = integral_rows(stack)
+            raw_digests = content_digests(stack)
+            stack = normalize_rows(stack)[0]
         stack.setflags(write=False)
         counts = np.bincount(stack_codes, minlength=len(names))
         ends = np.cumsum(counts).tolist()
         rows: dict[str, NDArray[np.float64]] = {}
-        flags: dict[str, NDArray[np.bool_]] = {}
+        digests: dict[str, list[bytes]] = {}
+        integral: dict[str, NDArray[np.bool_]] = {}
         start = 0
         for name, count, end in zip(names, counts.tolist(), ends, strict=True):
             if count:  # identities whose every row was dropped are absent
                 rows[name] = stack[start:end]
-                flags[name] = repeated[start:end]
+                if raw_digests is not None and whole is not None:
+                    digests[name], integral[name] = raw_digests[start:end], whole[start:end]
             start = end
         report = CleaningReport(
             rows_read=len(labels),
@@ -426,10 +435,8 @@ class EmbeddingTable:
             normalized=normalize,
         )
         table = cls._owning(rows, report)
-        if not normalize:
-            # the stack holds the table's rows in the table's order: its repeat flags are the
-            # table's (normalizing can make distinct rows equal, so they are recomputed then)
-            table._repeated = flags
+        if normalize:
+            table._keys = RowKeys(table._rows, digests, integral)
         return table
 
     # -- access -------------------------------------------------------------------------------
@@ -465,7 +472,9 @@ class EmbeddingTable:
         names = list(dict.fromkeys(identities))
         for name in names:
             self.rows(name)
-        return EmbeddingTable({k: self._rows[k] for k in names}, self.cleaning)
+        out = EmbeddingTable({k: self._rows[k] for k in names}, self.cleaning)
+        out._derive(self._keys, {k: self._root_positions(k) for k in names})
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -474,23 +483,24 @@ class EmbeddingTable:
         )
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (EmbeddingTable, (dict(self._rows), self.cleaning))
+        keys = {k: np.array(self._row_keys(k)) for k in self.identities}
+        return (_restore_table, (dict(self._rows), self.cleaning, keys))
 
-    def _repeated_rows(self) -> dict[str, NDArray[np.bool_]]:
-        """Per identity, which rows hold a vector that occurs more than once in the whole table."""
-        if self._repeated is not None:
-            return self._repeated
-        stacked = np.ascontiguousarray(np.vstack([self._rows[k] for k in self.identities]))
-        flags = _repeat_flags(stacked)
-        flags.setflags(write=False)
-        out: dict[str, NDArray[np.bool_]] = {}
-        start = 0
-        for k in self.identities:
-            n = self._rows[k].shape[0]
-            out[k] = flags[start : start + n]
-            start += n
-        self._repeated = out
-        return out
+    def _derive(self, keys: RowKeys, positions: dict[str, NDArray[np.intp]]) -> None:
+        """Share a root table's row keys; ``positions`` place this table's rows among the root's."""
+        self._keys = keys
+        self._positions = positions
+
+    def _root_positions(self, identity: str) -> NDArray[np.intp]:
+        """Where the rows of an identity sit among the rows of the root table."""
+        if self._positions is None:
+            return np.arange(self._rows[identity].shape[0], dtype=np.intp)
+        return self._positions[identity]
+
+    def _row_keys(self, identity: str) -> NDArray[np.uint8]:
+        """The ``(n, 16)`` content keys of an identity's rows (:mod:`certify.data._keys`)."""
+        keys = self._keys.keys(identity)
+        return keys if self._positions is None else keys[self._positions[identity]]
 
     # -- splitting ----------------------------------------------------------------------------
 
@@ -529,8 +539,8 @@ class EmbeddingTable:
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
             raise ParameterError(f"seed must be a non-negative integer; got {seed!r}.")
         rng = np.random.default_rng(int(seed))
-        repeated = self._repeated_rows()
-        shared: dict[str, NDArray[np.bool_]] = {}
+        reserved_positions: dict[str, NDArray[np.intp]] = {}
+        development_positions: dict[str, NDArray[np.intp]] = {}
         dev: dict[str, NDArray[np.float64]] = {}
         test: dict[str, NDArray[np.float64]] = {}
         short: list[str] = []
@@ -542,10 +552,11 @@ class EmbeddingTable:
             if n_dev < 1 or n_dev > n - 1:
                 short.append(f"{name} ({n} rows)")
                 continue
-            reserved_at = np.sort(perm[n_dev:])
-            dev[name] = rows[np.sort(perm[:n_dev])]  # fresh arrays, handed over without a copy
+            reserved_at, dev_at = np.sort(perm[n_dev:]), np.sort(perm[:n_dev])
+            dev[name] = rows[dev_at]  # fresh arrays, handed over without a copy
             test[name] = rows[reserved_at]
-            shared[name] = repeated[name][reserved_at]
+            root = self._root_positions(name)
+            reserved_positions[name], development_positions[name] = root[reserved_at], root[dev_at]
         if short:
             raise DataError(
                 f"too few rows for dev_fraction={dev_fraction}: {len(short)} identities would "
@@ -553,13 +564,16 @@ class EmbeddingTable:
                 "Drop them with table.subset(...) or change dev_fraction."
             )
         development = EmbeddingTable._owning(dev, self.cleaning)
+        development._derive(self._keys, development_positions)
         reserved = ReservedSplit._create(
             test,
             development_fingerprint=development.fingerprint,
             table_fingerprint=self.fingerprint,
             dev_fraction=float(dev_fraction),
             seed=int(seed),
-            repeated=shared,
+            keys=self._keys,
+            positions=reserved_positions,
+            development_positions=development_positions,
         )
         return DevTestSplit(
             development=development,
@@ -568,6 +582,22 @@ class EmbeddingTable:
             seed=int(seed),
             table_fingerprint=self.fingerprint,
         )
+
+
+def _restore_table(
+    rows: dict[str, NDArray[np.float64]], cleaning: CleaningReport, keys: dict[str, NDArray[np.uint8]]
+) -> EmbeddingTable:
+    """Rebuild a pickled table with the row keys it had (they may come from a larger root table)."""
+    table = EmbeddingTable(rows, cleaning)
+    table._keys = RowKeys(table._rows, fixed={k: _frozen_keys(v) for k, v in keys.items()})
+    return table
+
+
+def _frozen_keys(keys: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Read-only ``(n, 16)`` keys."""
+    out = np.array(keys, dtype=np.uint8).reshape(-1, 16)
+    out.setflags(write=False)
+    return out
 
 
 @final

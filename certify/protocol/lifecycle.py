@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias, final
@@ -33,7 +34,7 @@ from certify.errors import (
 )
 from certify.plan import alpha_of_test, alpha_per_rate, rate_level
 from certify.protocol.fixed import FixedTest
-from certify.protocol.ledger import Ledger
+from certify.protocol.ledger import Ledger, evaluation_share
 from certify.protocol.mmd import MMD_ASSUMPTIONS, MMDTest
 from certify.protocol.record import (
     RECORD_FORMAT,
@@ -43,7 +44,7 @@ from certify.protocol.record import (
     _versions,
 )
 from certify.protocol.scores import ScoreFunction
-from certify.results import Certificate, CertificateFamily, ErrorRateEvidence, MMDEvidence
+from certify.results import Certificate, CertificateFamily, ErrorRateEvidence, LedgerStamp, MMDEvidence
 from certify.stats.binomial import clopper_pearson_upper
 from certify.stats.mmd import mmd_lower_confidence_bound
 
@@ -276,6 +277,7 @@ class Protocol:
                 "dev_fraction": reserved.dev_fraction,
                 "seed": reserved.seed,
                 "reserved_counts": {k: reserved.counts[k] for k in pairs},
+                **reserved._sketches(),
             }
         content: dict[str, Any] = {
             "format": RECORD_FORMAT,
@@ -284,6 +286,7 @@ class Protocol:
             "data": data,
             "tests": [t.to_json() for t in self._tests],
             "annotations": self.annotations,
+            "ledger": ledger.head(),
             "library": _versions(),
             "sealed_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "nonce": uuid.uuid4().hex,
@@ -301,17 +304,8 @@ class Protocol:
 
 
 def _check_unspent(reserved: ReservedSplit | ReservedStream, ledger: Ledger) -> None:
-    """Raise ReservedSplitReusedError if the split is known to be spent."""
-    entry = ledger.entry(reserved.fingerprint)
-    if entry is not None:
-        from certify.protocol.ledger import _reuse_message
-
-        raise ReservedSplitReusedError(_reuse_message(reserved.fingerprint, entry))
-    earlier = ledger.overlap(reserved._row_keys())
-    if earlier is not None:
-        from certify.protocol.ledger import _overlap_message
-
-        raise ReservedSplitReusedError(_overlap_message(earlier))
+    """Raise ReservedSplitReusedError if the data are known to be spent."""
+    ledger.check_unspent(reserved.fingerprint, reserved._row_keys())
     if reserved.spent or reserved.fingerprint in _SPENT_IN_PROCESS:
         raise ReservedSplitReusedError(
             f"reserved split {reserved.fingerprint[:12]} was already evaluated in this process "
@@ -429,10 +423,12 @@ class SealedProtocol:
                 f"record {rec.sha256[:12]} was not sealed in the ledger {str(ledger.path)!r}. "
                 "Evaluate with the ledger that recorded the seal."
             )
+        check_sealing_ledger(rec, ledger)
         tests = tuple(
             MMDTest.from_json(t) if t.get("kind") == "mmd" else FixedTest.from_json(t, score_functions)
             for t in rec.content["tests"]
         )
+        derived_levels(rec, tests, ledger)
         return cls._create(rec, tests, split.reserved, ledger)
 
     @property
@@ -502,16 +498,22 @@ class SealedProtocol:
         check_int(workers, "workers", 1)
         if backend not in ("local", "dask"):
             raise ParameterError(f"backend must be 'local' or 'dask'; got {backend!r}.")
+        level, alpha = derived_levels(self.record, self.tests, self.ledger)
         _check_unspent(self._reserved, self.ledger)
         name = self.record.protocol_name
-        self.ledger.spend(
-            self._reserved.fingerprint, self.record.sha256, name, self._reserved._row_keys()
+        entry = self.ledger.spend(
+            self._reserved.fingerprint, self.record.sha256, name, self._reserved._row_keys(),
+            self._reserved._development_keys(),
         )
         self._evaluated = True
         self._reserved._mark_spent()
         _SPENT_IN_PROCESS.add(self._reserved.fingerprint)
+        stamp = LedgerStamp(
+            ledger_id=entry.ledger_id, sequence=entry.sequence, head=entry.head,
+            evaluation=entry.evaluation,
+        )
         try:
-            certs = self._certificates(backend, workers, scheduler, progress)
+            certs = self._certificates(level, alpha, stamp, backend, workers, scheduler, progress)
         except BaseException as exc:
             self.ledger.fail(self._reserved.fingerprint, f"{type(exc).__name__}: {exc}")
             if isinstance(exc, CertifyError) or not isinstance(exc, Exception):
@@ -520,10 +522,9 @@ class SealedProtocol:
                 f"evaluation failed after the reserved data were spent: {type(exc).__name__}: "
                 f"{exc}. The ledger marks this evaluation failed; the reserved data stay spent."
             ) from exc
-        proto = self.record.content["protocol"]
         family = CertificateFamily(
             certificates=(*certs,),
-            confidence_level=float(proto.get("level_used", proto["confidence_level"])),
+            confidence_level=level,
             family_id=f"{name}-{self.record.sha256[:12]}",
             sources=(self.record.sha256,),
             protocol_name=name,
@@ -534,16 +535,21 @@ class SealedProtocol:
 
     def _certificates(
         self,
+        level: float,
+        alpha: float,
+        stamp: LedgerStamp,
         backend: Backend,
         workers: int,
         scheduler: str | None,
         progress: Callable[[int, int], None] | None,
     ) -> list[Certificate]:
-        """Evaluate every registered test on the (already spent) reserved data."""
+        """Evaluate every registered test on the (already spent) reserved data.
+
+        ``level`` and ``alpha`` are the family's level and each rate's one-sided level, as
+        :func:`derived_levels` recomputed them from the record and the ledger.
+        """
         proto = self.record.content["protocol"]
-        level = float(proto.get("level_used", proto["confidence_level"]))
         delta = float(proto["delta"])
-        alpha = float(proto["alpha_per_rate"])
         family_id = f"{self.record.protocol_name}-{self.record.sha256[:12]}"
         reserved = self._reserved
         common: dict[str, Any] = {
@@ -553,6 +559,7 @@ class SealedProtocol:
             "alpha_per_rate": alpha,
             "protocol_fingerprint": self.record.sha256,
             "data_fingerprint": reserved.fingerprint,
+            "ledger": stamp,
             "_issuer": ISSUER,
         }
         if isinstance(reserved, ReservedStream):
@@ -626,6 +633,96 @@ class SealedProtocol:
     def __repr__(self) -> str:
         state = "evaluated" if self._evaluated else "sealed"
         return f"SealedProtocol({self.record.protocol_name!r}, {len(self.tests)} tests, {state})"
+
+
+def check_sealing_ledger(record: PreregistrationRecord, ledger: Ledger) -> None:
+    """Raise RecordError unless ``ledger`` holds the ledger state the record says it was sealed on.
+
+    A record states the ledger's identity, its number of entries and its last hash at sealing
+    (its ``ledger`` section, hashed with the rest of the record); that state must be a prefix
+    of this ledger's chain. Records sealed before the chain existed have no such section.
+    """
+    stated = record.content.get("ledger")
+    if stated is None:
+        return
+    state = ledger._read()
+    entries = stated["entries"]
+    if stated["ledger_id"] != state.ledger_id:
+        raise RecordError(
+            f"record {record.sha256[:12]} was sealed in ledger {stated['ledger_id'][:12]}, not in "
+            f"{str(ledger.path)!r} (ledger {state.ledger_id[:12]}). Evaluate with the ledger that "
+            "recorded the seal."
+        )
+    if entries > state.length or state.hashes[entries - 1] != stated["head"]:
+        raise RecordError(
+            f"record {record.sha256[:12]} was sealed when its ledger held {entries} entries ending "
+            f"in {stated['head'][:12]}; the ledger {str(ledger.path)!r} does not hold that history "
+            "(it was rolled back or rewritten since). Nothing was read or spent."
+        )
+
+
+def derived_levels(
+    record: PreregistrationRecord, tests: tuple[RegisteredTest, ...], ledger: Ledger
+) -> tuple[float, float]:
+    """The family's level and each rate's one-sided level, recomputed, never read from the record.
+
+    A table's protocol: ``alpha_per_rate = 1 - sqrt(1 - (1 - confidence_level) / family_size)``.
+    A mechanism's: the ledger's own number ``k`` of the evaluation fixes the level
+    ``1 - (1 - confidence_level) * 6 / (pi^2 k^2)`` and ``alpha_per_rate`` follows from it
+    and the family size. The record's stated values must agree (within 1e-12, relative).
+
+    Raises
+    ------
+    RecordError
+        If a stated value differs from the recomputed one, the numbers of tests disagree, the
+        family is smaller than the tests, or (a mechanism) the ledger numbered this evaluation
+        otherwise or not at all.
+    """
+    from certify._core import check_confidence_level
+
+    proto = record.content["protocol"]
+    try:
+        level = check_confidence_level(proto["confidence_level"], "record field protocol.confidence_level")
+    except ParameterError as exc:
+        raise RecordError(str(exc)) from None
+    n_tests, family = int(proto["n_tests"]), int(proto["family_size"])
+    if n_tests != len(tests) or n_tests != len(record.content["tests"]) or family < n_tests:
+        raise RecordError(
+            f"record {record.sha256[:12]} states {n_tests} tests in a family of {family} but holds "
+            f"{len(record.content['tests'])}; the family must cover every registered test."
+        )
+    data = record.content["data"]
+    counted = ""
+    if data.get("kind") == "mechanism":
+        slot = ledger.evaluation_of(str(data["reserved_fingerprint"]))
+        if slot is None:
+            raise RecordError(
+                f"record {record.sha256[:12]} seals a mechanism's reserved stream that the ledger "
+                f"{str(ledger.path)!r} never numbered; evaluations are counted by the ledger that "
+                "sealed them."
+            )
+        k = slot.evaluation
+        if proto["evaluation"] != k or not math.isclose(slot.confidence_level, level, rel_tol=1e-12):
+            raise RecordError(
+                f"record {record.sha256[:12]} states evaluation {proto['evaluation']!r} at level "
+                f"{level!r}; the ledger numbered it evaluation {k} of {slot.mechanism!r} at level "
+                f"{slot.confidence_level!r}. Derived values are recomputed, never trusted."
+            )
+        spent = (1.0 - level) * evaluation_share(k)
+        counted = f" and the ledger's count k = {k}"
+        expected = {"level_used": 1.0 - spent, "alpha_per_rate": rate_level(spent / family)}
+    else:
+        spent = 1.0 - level
+        expected = {"alpha_per_rate": alpha_per_rate(family, level)}
+    for name, value in expected.items():
+        stated = proto[name]
+        if not math.isclose(float(stated), value, rel_tol=1e-12):
+            raise RecordError(
+                f"record field protocol.{name} is {stated!r}, but the record's confidence_level "
+                f"{level!r}, family_size {family}{counted} give {value!r}. Derived values are "
+                "recomputed, never trusted: use the record as it was sealed."
+            )
+    return 1.0 - spent, expected["alpha_per_rate"]
 
 
 def _rate_evidence(fp: int, n0: int, fn: int, n1: int, alpha: float) -> ErrorRateEvidence:

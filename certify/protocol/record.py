@@ -169,3 +169,18 @@ def _check_record_layout(data: Mapping[str, Any]) -> None:
         raise RecordError(f"record field tests must be a non-empty list of objects; got {tests!r:.60}.")
     if not isinstance(data.get("annotations", {}), dict):
         raise RecordError("record field annotations must be an object.")
+    ledger = data.get("ledger")
+    if ledger is not None:  # the ledger's head at sealing (records sealed before the chain lack it)
+        entries = ledger.get("entries") if isinstance(ledger, dict) else None
+        if (
+            not isinstance(ledger, dict)
+            or not isinstance(ledger.get("ledger_id"), str)
+            or not isinstance(ledger.get("head"), str)
+            or isinstance(entries, bool)
+            or not isinstance(entries, int)
+            or entries < 1
+        ):
+            raise RecordError(
+                "record field ledger must be an object with ledger_id, entries (>= 1) and head; "
+                f"got {ledger!r:.80}."
+            )

@@ -233,6 +233,17 @@ def _manifest_md(man: Mapping[str, Any]) -> list[str]:
             f"{entry.get('spent_at')} by protocol {entry.get('protocol_name')!r} "
             f"(status {entry.get('status')})"
         )
+        if entry.get("head"):
+            outcome = (
+                f"; outcome at entry {entry['outcome_sequence']} (`{entry.get('outcome_head')}`)"
+                if entry.get("outcome_sequence") else ""
+            )
+            lines.append(
+                f"- ledger chain: evaluation {entry.get('evaluation')} of ledger "
+                f"`{entry.get('ledger_id')}`, spent at entry {entry.get('sequence')} "
+                f"(`{entry.get('head')}`){outcome}. Check with `certify verify REPORT --ledger "
+                "LEDGER_OR_EXPORT` (docs/trust.md)."
+            )
     if man.get("seeds"):
         lines.append("- seeds: " + ", ".join(f"{k} = {v}" for k, v in man["seeds"].items()))
     lines.append(

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from certify.blackbox.audit import MechanismAudit
 from certify.claims import AnyClaim, Claim, Inconclusive, Refuted, claim_parameter, refute
 from certify.report._render import STATUS_MEANING, _fmt, _fmt_lower, _manifest_md, curve_lines
@@ -26,7 +28,8 @@ def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str
     ``claimed_epsilon`` (point claims), ``claimed_mu``, ``claimed_rho``, ``verdict``
     (``"Refuted"``, ``"Inconclusive"``, or None without a claim), ``confidence_level`` (the
     claim's level over all evaluations), ``level_used``, ``evaluation``, ``pair``, ``test``,
-    ``seconds``.
+    ``seconds``, ``record_sha256``, ``reserved_fingerprint`` and ``ledger`` (the ledger's
+    identity and the entry, hash and number of this evaluation: :class:`~certify.LedgerStamp`).
     """
     verdict: str | None = None
     if claim is not None:
@@ -52,6 +55,9 @@ def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str
         "pair": [c.pair.a, c.pair.b],
         "test": audit.chosen,
         "seconds": round(audit.seconds, 3),
+        "record_sha256": audit.record.sha256,
+        "reserved_fingerprint": c.data_fingerprint,
+        "ledger": attrs.asdict(c.ledger),
     }
 
 
@@ -247,8 +253,6 @@ def write_mechanism_report(
     (Path, Path)
         The Markdown and HTML reports.
     """
-    import attrs
-
     from certify.report._render import manifest, safe_path, write_atomic, write_report
     from certify.report.figures import certificate_bars, confidence_corners, tradeoff_region
 
@@ -285,5 +289,10 @@ def write_mechanism_report(
     paths = write_report(out, "mechanism", body, figures, title=f"certify audit: {audit.mechanism}")
     write_atomic(safe_path(out, "record.json"), audit.record.to_json())
     data = dict(summary) if summary is not None else mechanism_summary(audit, claim)
+    if entry is not None and entry.head:  # the entry that recorded the outcome, for certify verify
+        data["ledger"] = {
+            **dict(data.get("ledger") or {}), "outcome_sequence": entry.outcome_sequence,
+            "outcome_head": entry.outcome_head,
+        }
     write_atomic(safe_path(out, "summary.json"), json.dumps(data, indent=2, sort_keys=True))
     return paths

@@ -9,6 +9,7 @@ from typing import final
 import attrs
 
 from certify._core import check_int
+from certify.selftest._mechanism import run_mechanism_cases
 from certify.selftest._routes import RouteCoverage, run_routes
 from certify.selftest._tight import Injection, TightCoverage, check_injection, run_tight_cases
 
@@ -51,23 +52,25 @@ class SelftestReport:
         if self.tight:
             lines.append(f"tight cases (injected bug: {self.inject}); a family fails when a certificate "
                          "exceeds the exact epsilon")
-            lines.append(f"{'case':20s} {'eps':>4s} {'pairs':>5s} {'rows/class':>12s} {'method':>9s} "
+            lines.append(f"{'case':54s} {'eps':>4s} {'pairs':>5s} {'rows/class':>12s} {'method':>9s} "
                          f"{'families':>8s} {'failure':>7s} {'lower95':>7s} {'nominal':>7s}  verdict")
             for t in self.tight:
                 c = t.case
-                verdict = "FLAGGED: TOO MANY FAILURES" if t.flagged else "consistent"
+                verdict = "FLAGGED: TOO MANY FAILURES" if t.flagged else ""
                 if t.sealed_mismatches:
-                    verdict += f"; SEALED PATH DIFFERS on {t.sealed_mismatches} certificates"
+                    differs = f"SEALED PATH DIFFERS on {t.sealed_mismatches} certificates"
+                    verdict = f"{verdict}; {differs}" if verdict else differs
+                verdict = verdict or "consistent"
                 families = str(t.families) if t.method == "simulated" else "-"
                 lines.append(
-                    f"{c.mechanism:20s} {c.epsilon:4g} {c.pairs:5d} {f'{c.n_class0}/{c.n_class1}':>12s} "
-                    f"{t.method:>9s} {families:>8s} {t.rate:7.4f} {t.ci_low:7.4f} {t.nominal:7.3f}  {verdict}"
+                    f"{t.label:54s} {c.epsilon:4g} {c.pairs:5d} {f'{c.n_class0}/{c.n_class1}':>12s} "
+                    f"{t.method:>9s} {families:>8s} {t.rate:7.4f} {t.ci_low:7.4f} {t.nominal:7.4f}  {verdict}"
                 )
             sealed = sum(t.sealed_certificates for t in self.tight)
             if sealed:
                 bad = sum(t.sealed_mismatches for t in self.tight)
                 lines.append(f"sealed path: {sealed} certificates issued by seal/evaluate, {bad} differ "
-                             "from Eq. 16 of their own error counts")
+                             "from Eq. 16 of their own error counts at the level they state")
         if self.routes:
             lines.append(f"route Monte Carlo ({'; '.join(self.settings)})")
             lines.append(f"{'route':22s} {'families':>8s} {'possible':>8s} {'failures':>8s} {'rate':>7s} "
@@ -106,9 +109,10 @@ def run_selftest(
         family per case instead of three.
     workers : int, default 2
         Parallel processes of the route Monte Carlo.
-    inject : {"none", "normal_approximation", "no_bonferroni", "reused_rows"}, default "none"
-        A known bug substituted into the tight cases (:func:`run_tight_cases`); the route Monte
-        Carlo always runs certify as it is.
+    inject : str, default "none"
+        A known bug substituted into the tight cases (:data:`~certify.selftest.INJECTIONS`;
+        :func:`run_tight_cases`, :func:`run_mechanism_cases`); the route Monte Carlo always
+        runs certify as it is.
     routes : bool, default True
         Run the route Monte Carlo; False runs only the tight cases (seconds).
     seed : int, default 0
@@ -133,7 +137,11 @@ def run_selftest(
     Tight cases (:data:`~certify.selftest.TIGHT_CASES`): randomized response at epsilon 5 and a
     Laplace location pair at epsilon 3 with the optimal event, 4 independent pairs per family at
     95%. Their certified bound is tight, so a correct certify fails with probability 0.0442 and
-    0.0205 (exact); each injected bug pushes at least one case above 0.05 and is flagged.
+    0.0205 (exact); each injected bug of the table route pushes them above 0.05 and is flagged.
+    The mechanism route (:func:`~certify.selftest.run_mechanism_cases`): randomized response at
+    epsilon 5 through ``Protocol.seal(stream)`` -> ``evaluate``, as evaluations 1 and 2 of one
+    mechanism, each judged at the level it issued against its stated share of the budget
+    (0.0279 against 0.0304, 0.0052 against 0.0076); every injected bug is flagged there.
 
     Route Monte Carlo: Laplace and Gaussian mechanisms at global epsilon 1 on 4-dimensional
     dispersed prototypes, 200 rows per identity (100 reserved), families of 4 pairs (each rate
@@ -156,8 +164,10 @@ def run_selftest(
     start = time.perf_counter()
     say = _say if progress else (lambda line: None)
     say("tight cases: exact failure probabilities and sealed-path families")
+    seed = check_int(seed, "seed", 0)
     tight = run_tight_cases(injection, families=2000 if quick else 10_000,
-                            sealed_families=1 if quick else 3, seed=check_int(seed, "seed", 0))
+                            sealed_families=1 if quick else 3, seed=seed)
+    tight += run_mechanism_cases(injection, seed=seed)
     say(f"tight cases done ({time.perf_counter() - start:.0f} s)")
     route_rows: tuple[RouteCoverage, ...] = ()
     settings: tuple[str, ...] = ()

@@ -57,8 +57,13 @@ __all__ = [
     "run_tight_cases",
 ]
 
-Injection: TypeAlias = Literal["none", "normal_approximation", "no_bonferroni", "reused_rows"]
-"""A known bug substituted into the tight cases (``"none"``: certify as it is)."""
+Injection: TypeAlias = Literal[
+    "none", "normal_approximation", "no_bonferroni", "reused_rows", "mechanism_level", "no_evaluation_share"
+]
+"""A known bug substituted into the tight cases (``"none"``: certify as it is). The last two are
+bugs of the mechanism route (:mod:`certify.selftest._mechanism`); the table cases ignore them."""
+MECHANISM_BUGS: Final[tuple[Injection, ...]] = ("mechanism_level", "no_evaluation_share")
+"""Injections that only the mechanism route's tight cases are affected by."""
 INJECTIONS: Final[tuple[Injection, ...]] = get_args(Injection)
 """Every value of :data:`Injection`, ``"none"`` first."""
 MechanismName: TypeAlias = Literal["randomized_response", "laplace"]
@@ -257,6 +262,10 @@ class TightCoverage:
         Certificates issued by the sealed path and re-derived from their error counts.
     sealed_mismatches : int
         Of those, certificates that differ from the derivation (0 for a correct certify).
+    evaluation : int
+        0 for a table protocol's case; ``k`` for the ``k``-th evaluation of a mechanism audit
+        (:func:`certify.selftest.run_mechanism_cases`), whose nominal level is its share of the
+        error budget, ``0.05 * 6 / (pi^2 k^2)``.
     """
 
     case: TightCase = attrs.field(validator=attrs.validators.instance_of(TightCase))
@@ -269,6 +278,19 @@ class TightCoverage:
     nominal: float = attrs.field(validator=_check_probability)
     sealed_certificates: int = attrs.field(default=0, validator=_check_tally)
     sealed_mismatches: int = attrs.field(default=0, validator=_check_tally)
+    evaluation: int = attrs.field(default=0, validator=_check_tally)
+
+    @property
+    def route(self) -> str:
+        """``"table"`` (a sealed table protocol) or ``"mechanism"`` (evaluation ``k`` of an audit)."""
+        return "table" if self.evaluation == 0 else "mechanism"
+
+    @property
+    def label(self) -> str:
+        """The case's mechanism, with the route and evaluation number for the mechanism route."""
+        if self.evaluation == 0:
+            return self.case.mechanism
+        return f"{self.case.mechanism} (mechanism route, evaluation {self.evaluation})"
 
     @property
     def flagged(self) -> bool:
@@ -393,9 +415,12 @@ def _frontier(
     return np.asarray(out, dtype=np.int64)
 
 
-def _exact_family_failure(case: TightCase, inject: Injection) -> float:
-    """Exact probability that a family of ``case.pairs`` independent tests has a failed certificate."""
-    alpha = _rate_alpha(case, inject)
+def _exact_family_failure(case: TightCase, inject: Injection, alpha: float | None = None) -> float:
+    """Exact probability that a family of ``case.pairs`` independent tests has a failed certificate.
+
+    Each rate is bounded at ``alpha`` (default: the table route's level, or the injected bug's).
+    """
+    alpha = _rate_alpha(case, inject) if alpha is None else alpha
     upper0 = _upper_function(case.n_class0, alpha, inject, case.mechanism)
     upper1 = _upper_function(case.n_class1, alpha, inject, case.mechanism)
     n0, p0 = case.n_class0, case.fpr
