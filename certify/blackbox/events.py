@@ -22,7 +22,10 @@ trees, a skops file that loads only scikit-learn types):
   mechanisms side by side on independent noise): the sum of each block's log ratio, a
   histogram for a block of few discrete values, binned for one continuous coordinate, a
   logistic fit otherwise;
-- ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
+- ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors);
+- ``grain`` and ``mantissa``: the representation of a continuous coordinate as a double (sign,
+  exponent and trailing zero bits, or lowest mantissa bits), scored by the cell's log ratio:
+  floating-point bugs (:mod:`certify.blackbox._float_fits`, docs/bugs.md).
 
 The fits themselves are in :mod:`certify.blackbox._fits`; this module chooses among their
 events.
@@ -45,6 +48,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from certify.blackbox._float_fits import FLOAT_FAMILIES, float_fitted
 from certify.blackbox._fits import (
     _FEW_VALUES,
     _bin_scores,
@@ -75,6 +79,7 @@ from certify.stats.roc import auc as roc_auc
 __all__ = [
     "DEV_LEVEL",
     "FAMILIES",
+    "VALUE_FAMILIES",
     "Choice",
     "Family",
     "choose_event",
@@ -86,15 +91,18 @@ __all__ = [
 
 Family: TypeAlias = Literal[
     "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
-    "boosted",
+    "boosted", "grain", "mantissa",
 ]
 """Names of the mechanism test families."""
 
 FAMILIES: Final[tuple[Family, ...]] = (
     "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
-    "boosted",
+    "boosted", *FLOAT_FAMILIES,
 )
-"""Every family, in the order ties are broken (simpler first)."""
+"""Every family, in the order ties are broken (simpler first); ``tests="certify"``."""
+
+VALUE_FAMILIES: Final[tuple[Family, ...]] = tuple(f for f in FAMILIES if f not in FLOAT_FAMILIES)
+"""The families that read output values only (``tests="values"``): the law in real arithmetic."""
 
 DEV_LEVEL: Final = 0.05
 """Level of the pessimistic development rates that rank thresholds (see ``pessimistic_bound``)."""
@@ -142,7 +150,10 @@ class Choice:
 
 
 def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
-    """The families a ``tests`` argument names (``"certify"``: all; ``"paper"``: logistic).
+    """The families a ``tests`` argument names.
+
+    ``"certify"``: all; ``"values"``: those that read output values only (the mechanism's law
+    in real arithmetic, blind to floating-point bugs); ``"paper"``: logistic.
 
     Raises
     ------
@@ -159,6 +170,8 @@ def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
             return FAMILIES
         if tests == "paper":
             return ("logistic",)
+        if tests == "values":
+            return VALUE_FAMILIES
         tests = [tests]
     names = tuple(tests)
     if not names:
@@ -166,7 +179,8 @@ def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
     for name in names:
         if name not in FAMILIES:
             raise ParameterError(
-                f"tests must be 'certify', 'paper' or family names from {FAMILIES!r}; got {name!r}."
+                f"tests must be 'certify', 'values', 'paper' or family names from {FAMILIES!r}; got "
+                f"{name!r}."
             )
     return cast(tuple[Family, ...], names)
 
@@ -299,6 +313,8 @@ def choose_event(
                 if family == "logistic" or dev_a.shape[1] > 1 else None
             )
             found_halves = [] if crossed is None else [crossed]
+        elif family in FLOAT_FAMILIES:
+            found_halves = [(m, label, None) for m, label in float_fitted(family, fit_a, fit_b)]
         else:
             found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
             found_halves = [(model, label, None) for model, label in found]
@@ -324,7 +340,8 @@ def choose_event(
             # are not few events
             orientation, threshold, value, plug_in = robust_cut(
                 halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
-                candidates=len(found_halves) if family in ("coordinate", "binned") else 1,
+                candidates=(len(found_halves) if family in ("coordinate", "binned", *FLOAT_FAMILIES)
+                            else 1),
             )
             if not math.isfinite(threshold):
                 continue
