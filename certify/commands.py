@@ -378,18 +378,22 @@ def plan_report(
 
 
 def _load_mechanism(spec: str) -> tuple[Any, Any]:
-    """A suite mechanism by name, or the user's ``module:function`` (imported: runs their code)."""
+    """A suite or known-bug mechanism by name, or the user's ``module:function`` (runs their code)."""
     import importlib
 
+    from certify.blackbox.bugs import BUGS
     from certify.blackbox.suite import SUITE
     from certify.errors import ParameterError
 
     if spec in SUITE:
         return SUITE[spec], SUITE[spec]
+    if spec in BUGS:
+        return BUGS[spec], BUGS[spec]
     module_name, sep, qualname = spec.partition(":")
     if not sep or not module_name or not qualname:
         raise ParameterError(
-            f"mechanism must be a suite name ({', '.join(SUITE)}) or module:function; got {spec!r}."
+            f"mechanism must be a suite name ({', '.join(SUITE)}), a known-bug name "
+            f"({', '.join(BUGS)}) or module:function; got {spec!r}."
         )
     try:
         target: Any = importlib.import_module(module_name)
@@ -458,6 +462,7 @@ def audit_mechanism_command(
         )
     if claim_epsilon is None and suite is not None:
         claim_epsilon = suite.claimed_epsilon
+        claim_delta = claim_delta if claim_delta is not None else getattr(suite, "claimed_delta", None)
     claim = None if claim_epsilon is None else Claim(epsilon=claim_epsilon, delta=claim_delta or 0.0)
     if out:
         _writable_folder(out)

@@ -153,7 +153,9 @@ def ziggurat(x: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArra
     return out
 
 
-def _two_sided_geometric(rng: np.random.Generator, n: int, scale: float | NDArray[np.float64]) -> NDArray[np.int64]:
+def _two_sided_geometric(
+    rng: np.random.Generator, n: int, scale: float | NDArray[np.float64]
+) -> NDArray[np.int64]:
     """Integer noise ``P(k) ~ exp(-|k| / scale)`` (the difference of two geometric draws)."""
     p = -np.expm1(-1.0 / np.asarray(scale, dtype=np.float64))
     out: NDArray[np.int64] = rng.geometric(p, size=n) - rng.geometric(p, size=n)
@@ -162,7 +164,7 @@ def _two_sided_geometric(rng: np.random.Generator, n: int, scale: float | NDArra
 
 def unclamped_count(x: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """A noisy sum of rows declared in [0, 1] (sensitivity 1) that never clamps them."""
-    total = int(round(float(np.sum(x))))
+    total = round(float(np.sum(x)))
     out: NDArray[np.int64] = total + _two_sided_geometric(rng, n, 1.0 / COUNT_EPSILON)
     return out
 
@@ -170,7 +172,7 @@ def unclamped_count(x: NDArray[np.float64], n: int, rng: np.random.Generator) ->
 def data_sensitivity(x: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
     """A noisy sum whose noise scale is the data's own largest row (a sensitivity from the data)."""
     local = max(1.0, float(np.max(np.abs(x))))
-    total = int(round(float(np.sum(x))))
+    total = round(float(np.sum(x)))
     out: NDArray[np.int64] = total + _two_sided_geometric(rng, n, local / COUNT_EPSILON)
     return out
 
@@ -199,7 +201,7 @@ def curator(p: float) -> Callable[[NDArray[np.float64], int, np.random.Generator
 
     def sample(x: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
         """Integer noise, except a far leak of the input with probability p."""
-        value = int(round(float(x[0])))
+        value = round(float(x[0]))
         noisy = value + _two_sided_geometric(rng, n, 1.0 / COUNT_EPSILON)
         out: NDArray[np.int64] = np.where(rng.random(n) < p, value + CURATOR_JUMP, noisy)
         return out

@@ -16,7 +16,7 @@ ZigguratGaussian                (1, 1e-6)      the 256-layer ziggurat on 32-bit 
 UnclampedBounds                 (0.1, 0)       rows declared in [0, 1], never clamped
 DataDependentSensitivity        (0.1, 0)       noise scaled by the data's largest row
 NaNThroughClip                  (0.1, 0)       a missing (NaN) row passes ``np.clip``
-CuratorAttack                   (0.1, 0)       a leak of probability 1e-5 [3]_
+CuratorAttack                   (0.1, 0)       a leak of probability 1e-4 [3]_
 =============================== ============== ==============================================
 
 The five floating-point mechanisms add noise to the input on doubles. On input 1 an output in
@@ -29,7 +29,8 @@ exact loss is infinite, whatever the sampler. The families ``grain`` and ``manti
 (:mod:`certify.blackbox._float_fits`) see this; the value families do not.
 
 :func:`curator_attack` builds the curator mechanism at any leak probability ``p``; ``BUGS``
-holds it at ``p = 1e-5``, the smallest power of ten that a budget of ``1e7`` calls refutes.
+holds it at ``p = 1e-4``: a budget of ``1e7`` calls reaches events of probability about
+``1.4e-5`` (:func:`~certify.blackbox.reach.smallest_event_probability`), not ``1e-5``.
 
 References
 ----------
@@ -57,7 +58,7 @@ import math
 import numbers
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 import numpy as np
@@ -66,30 +67,33 @@ from numpy.typing import NDArray
 from certify.blackbox import _bug_samplers as s
 from certify.blackbox._published import PublishedBound, _fail, _nonempty_str
 
+if TYPE_CHECKING:  # typeguard skips these; attrs.Attribute is not subscriptable at run time
+    from attrs import Attribute
+
 __all__ = ["BUGS", "BugMechanism", "curator_attack"]
 
 _Sampler = Callable[[NDArray[np.float64], int, np.random.Generator], Any]
 
 
-def _check_epsilon(_: object, attribute: Any, value: object) -> None:
+def _check_epsilon(_: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: a finite float > 0."""
     if not isinstance(value, float) or not math.isfinite(value) or value <= 0.0:
         raise _fail(attribute.name, "a finite float > 0", value)
 
 
-def _check_delta(_: object, attribute: Any, value: object) -> None:
+def _check_delta(_: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: a float in [0, 1)."""
     if not isinstance(value, float) or not 0.0 <= value < 1.0:
         raise _fail(attribute.name, "a float in [0, 1)", value)
 
 
-def _check_true(_: object, attribute: Any, value: object) -> None:
+def _check_true(_: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: a float in [0, inf]."""
     if not isinstance(value, float) or math.isnan(value) or value < 0.0:
         raise _fail(attribute.name, "a float in [0, inf]", value)
 
 
-def _check_pairs(_: object, attribute: Any, value: object) -> None:
+def _check_pairs(_: object, attribute: Attribute[Any], value: object) -> None:
     """Validator: a non-empty tuple of pairs of equal-length tuples of finite floats."""
     ok = isinstance(value, tuple) and len(value) > 0
     for pair in value if isinstance(value, tuple) else ():
@@ -165,17 +169,38 @@ class BugMechanism:
             If ``x`` is not a finite 1-D numeric array of the right length, ``n`` not an
             integer ``>= 1`` or ``rng`` not a numpy Generator.
         """
+        return self._sampler(self._check_x(x), _check_n(n), _check_rng(rng))
+
+    def _check_x(self, x: object) -> NDArray[np.float64]:
+        """Validate an input and return it as a float64 vector."""
         length = len(self.input_pairs[0][0])
         if not isinstance(x, np.ndarray) or x.ndim != 1 or x.shape[0] != length or x.dtype.kind not in "iuf":
             raise _fail("x", f"a 1-D numeric numpy array of length {length} for {self.name}", x)
-        values = x.astype(np.float64)
+        values: NDArray[np.float64] = x.astype(np.float64)
         if not np.all(np.isfinite(values)):
             raise _fail("x", "finite", x)
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise _fail("n", "an integer >= 1", n)
-        if not isinstance(rng, np.random.Generator):
-            raise _fail("rng", "a numpy.random.Generator", rng)
-        return self._sampler(values, int(n), rng)
+        return values
+
+
+def _check_n(n: object) -> int:
+    """Validate a number of calls."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
+        raise _fail("n", "an integer >= 1", n)
+    return int(n)
+
+
+def _check_rng(rng: object) -> np.random.Generator:
+    """Validate a generator."""
+    if not isinstance(rng, np.random.Generator):
+        raise _fail("rng", "a numpy.random.Generator", rng)
+    return rng
+
+
+def _check_p(p: object) -> float:
+    """Validate a leak probability."""
+    if isinstance(p, bool) or not isinstance(p, float | int) or not 0.0 < float(p) < 1.0:
+        raise _fail("p", "a number in (0, 1)", p)
+    return float(p)
 
 
 _LOKNA: Final = (
@@ -238,9 +263,7 @@ def curator_attack(p: float, name: str | None = None) -> BugMechanism:
     >>> int(bug(np.array([0.0]), 1000, np.random.default_rng(0)).max())
     1000000
     """
-    if isinstance(p, bool) or not isinstance(p, float | int) or not 0.0 < float(p) < 1.0:
-        raise _fail("p", "a number in (0, 1)", p)
-    p = float(p)
+    p = _check_p(p)
     a = math.exp(-s.COUNT_EPSILON)
     log_q = math.log((1.0 - a) / (1.0 + a)) - s.COUNT_EPSILON * (s.CURATOR_JUMP - 1)
     true = math.log(p + (1.0 - p) * math.exp(log_q - s.COUNT_EPSILON)) - math.log1p(-p) - log_q
@@ -314,7 +337,7 @@ def _build() -> Mapping[str, BugMechanism]:
             true_epsilon=float(true), true_epsilon_note=note, source=source, published=published,
             output_dim=dim, sampler=sampler,
         )
-    out["CuratorAttack"] = curator_attack(1e-5, name="CuratorAttack")
+    out["CuratorAttack"] = curator_attack(1e-4, name="CuratorAttack")
     return types.MappingProxyType(out)
 
 

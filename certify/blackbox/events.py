@@ -48,7 +48,6 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from certify.blackbox._float_fits import FLOAT_FAMILIES, float_fitted
 from certify.blackbox._fits import (
     _FEW_VALUES,
     _bin_scores,
@@ -58,6 +57,7 @@ from certify.blackbox._fits import (
     _Halves,
     _histogram,
 )
+from certify.blackbox._float_fits import FLOAT_FAMILIES, float_fitted
 from certify.data.draws import is_discrete
 from certify.errors import ParameterError
 from certify.protocol.criterion import (

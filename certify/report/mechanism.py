@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from certify.blackbox.audit import MechanismAudit
+from certify.blackbox.reach import smallest_event_probability
 from certify.claims import Claim, Inconclusive, Refuted, refute
 from certify.report._render import STATUS_MEANING, _fmt, _manifest_md
 
@@ -24,7 +25,8 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
     Keys: ``mechanism``, ``identity``, ``calls``, ``epsilon_lower``, ``delta``,
     ``claimed_epsilon``, ``verdict`` (``"Refuted"``, ``"Inconclusive"``, or None without a
     claim), ``confidence_level`` (the claim's level over all evaluations), ``level_used``,
-    ``evaluation``, ``pair``, ``test``, ``seconds``.
+    ``evaluation``, ``pair``, ``test``, ``seconds``, ``smallest_event_probability`` (the reach
+    of the budget, :func:`~certify.blackbox.reach.smallest_event_probability`).
     """
     verdict: str | None = None
     if claim is not None:
@@ -45,6 +47,9 @@ def mechanism_summary(audit: MechanismAudit, claim: Claim | None) -> dict[str, A
         "pair": [c.pair.a, c.pair.b],
         "test": audit.chosen,
         "seconds": round(audit.seconds, 3),
+        "smallest_event_probability": smallest_event_probability(
+            audit, 0.0 if claim is None else claim.epsilon
+        ),
     }
 
 
@@ -128,6 +133,19 @@ def mechanism_markdown(
             "claim to hold.",
         ]
     lines.append("")
+    reach = smallest_event_probability(audit, 0.0 if claim is None else claim.epsilon)
+    target = "a positive bound" if claim is None else f"a bound above the claim {claim.epsilon:g}"
+    lines += [
+        "## Reach",
+        "",
+        f"At this budget the smallest probability of an event that one input never produces "
+        f"and the other produces with probability p, for which this audit would reach {target} "
+        f"with its counts at their expected values, is p = {reach:.3g}. A violation confined to "
+        "rarer events (a curator attack) was out of reach of these calls: an Inconclusive "
+        "verdict says nothing about it. (A design statement, not a bound: development must see "
+        "such an event several times to choose it, and the reserved calls must count it.)",
+        "",
+    ]
     if published:
         lines += [
             "## Published lower bounds for this mechanism",
