@@ -88,10 +88,15 @@ def polar(x: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArray[n
     return out
 
 
-def _density(z: NDArray[np.float64] | float) -> NDArray[np.float64]:
+def _density(z: NDArray[np.float64]) -> NDArray[np.float64]:
     """The unnormalized standard normal density ``exp(-z^2 / 2)``."""
     out: NDArray[np.float64] = np.exp(-0.5 * np.square(z))
     return out
+
+
+def _scalar_density(z: float) -> float:
+    """``exp(-z^2 / 2)`` of one number."""
+    return math.exp(-0.5 * float(z) * float(z))
 
 
 def _ziggurat_tables() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
@@ -105,13 +110,13 @@ def _ziggurat_tables() -> tuple[NDArray[np.float64], NDArray[np.float64], NDArra
     edge = np.empty(_ZIG_LAYERS)
     edge[-1] = _ZIG_R
     for i in range(_ZIG_LAYERS - 2, 0, -1):
-        edge[i] = math.sqrt(-2.0 * math.log(float(_density(edge[i + 1])) + _ZIG_V / edge[i + 1]))
+        edge[i] = math.sqrt(-2.0 * math.log(_scalar_density(edge[i + 1]) + _ZIG_V / edge[i + 1]))
     edge[0] = 0.0
     width = edge.copy()
-    width[0] = _ZIG_V / float(_density(_ZIG_R))
+    width[0] = _ZIG_V / _scalar_density(_ZIG_R)
     ratio = np.empty(_ZIG_LAYERS)
     ratio[1:] = edge[:-1] / edge[1:]
-    ratio[0] = _ZIG_R * float(_density(_ZIG_R)) / _ZIG_V
+    ratio[0] = _ZIG_R * _scalar_density(_ZIG_R) / _ZIG_V
     return edge, width, ratio
 
 
