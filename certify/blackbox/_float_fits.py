@@ -8,10 +8,10 @@ mechanism, not in its law: textbook Laplace or Gaussian noise added to the input
 (Mironov 2012) leaves outputs on grids that depend on the input.
 
 Cost is kept out of audits that cannot profit: integer outputs, coordinates with few distinct
-values (the histogram family sees those exactly) and coordinates whose cell counts are
-consistent with one law under both inputs (a homogeneity test at level :data:`_SCREEN_P`) get
-no score, so a correct float mechanism pays for two counting passes per coordinate and
-nothing else.
+values (the histogram family sees those exactly) and coordinates whose bits, within each
+binade, are consistent with one law under both inputs (a homogeneity test at level
+:data:`_SCREEN_P`, :func:`_differs`) get no score, so a mechanism whose arithmetic is exact pays
+for two counting passes per coordinate and nothing else.
 """
 
 from __future__ import annotations
@@ -44,20 +44,39 @@ def _continuous(column: NDArray[np.float64]) -> bool:
 
 
 def _differs(ca: NDArray[np.float64], cb: NDArray[np.float64]) -> bool:
-    """Whether two cell count vectors are inconsistent with one law (chi-square homogeneity).
+    """Whether the bits within a binade are distributed differently under the two inputs.
 
-    Cells counted fewer than :data:`_SCREEN_MIN_COUNT` times in all are pooled into one.
+    ``ca`` and ``cb`` count the cell codes; a code is a binade (sign and exponent) times 64
+    plus the low feature. The law of the output's value differs between the inputs of any
+    useful mechanism, and with it the share of each binade, so the binades' own counts are
+    conditioned on: within each binade counted at least :data:`_SCREEN_MIN_COUNT` times under
+    each input, a chi-square homogeneity test of the feature (cells counted fewer than 5 times
+    pooled), summed over binades, at level :data:`_SCREEN_P`. A mechanism whose arithmetic is
+    exact gives the same bits within a binade under both inputs and pays for nothing more.
     """
-    from scipy.stats import chi2_contingency
+    from scipy.stats import chi2
 
-    total = ca + cb
-    big = total >= _SCREEN_MIN_COUNT
-    rows_a = np.append(ca[big], ca[~big].sum())
-    rows_b = np.append(cb[big], cb[~big].sum())
-    used = (rows_a + rows_b) > 0
-    if used.sum() < 2:
+    a, b = ca.reshape(-1, 64), cb.reshape(-1, 64)
+    ra, rb = a.sum(axis=1), b.sum(axis=1)
+    rows = (ra >= _SCREEN_MIN_COUNT) & (rb >= _SCREEN_MIN_COUNT)
+    if not rows.any():
         return False
-    return bool(float(chi2_contingency(np.vstack([rows_a[used], rows_b[used]]))[1]) < _SCREEN_P)
+    a, b, ra, rb = a[rows], b[rows], ra[rows], rb[rows]
+    total = a + b
+    big = total >= 5
+    # the small cells of each binade pooled into one more cell
+    a = np.column_stack([np.where(big, a, 0.0), np.where(big, 0.0, a).sum(axis=1)])
+    b = np.column_stack([np.where(big, b, 0.0), np.where(big, 0.0, b).sum(axis=1)])
+    total = a + b
+    share = (ra / (ra + rb))[:, None]
+    used = total > 0
+    ea, eb = total * share, total * (1.0 - share)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(used, (a - ea) ** 2 / ea + (b - eb) ** 2 / eb, 0.0)
+    dof = int((used.sum(axis=1) - 1).clip(min=0).sum())
+    if dof < 1:
+        return False
+    return bool(float(chi2.sf(float(terms.sum()), dof)) < _SCREEN_P)
 
 
 def float_fitted(
@@ -77,7 +96,7 @@ def float_fitted(
         if not (_continuous(fit_a[:, j]) and _continuous(fit_b[:, j])):
             continue
         code_a, code_b = bits_cells(fit_a[:, j], family), bits_cells(fit_b[:, j], family)
-        size = int(max(code_a.max(), code_b.max())) + 1
+        size = (int(max(code_a.max(), code_b.max())) // 64 + 1) * 64  # whole binades
         ca = np.bincount(code_a, minlength=size).astype(np.float64)
         cb = np.bincount(code_b, minlength=size).astype(np.float64)
         if not _differs(ca, cb):

@@ -1,0 +1,245 @@
+"""Known implementation bugs and current DP releases: what certify proves, at what budget, at what cost.
+
+Sections (``--section``, default all but ``libraries``):
+
+- ``textbook``: the textbook Laplace mechanism on doubles (claim 0.1, inputs 0 and 1) at 1e6,
+  1e7 and 4e7 calls; DP-Sniper's floating-point experiment certified 0.2432 (90%, ~4e8 calls);
+- ``bugs``: every mechanism of ``certify.blackbox.BUGS`` at 1e7 calls, three seeds, 95%;
+- ``curator``: the curator attack at p = 1e-2 ... 1e-6: the smallest budget (on a grid of about
+  1/p times 20, 50, 100, ...) that refutes it in three of three seeds, and that budget's reach;
+- ``validity``: correct float releases (OpenDP's Laplace and Gaussian, python-dp's Laplace,
+  Laplace noise snapped to 2**-32) over 20 seeds: certificates above the claim, against the
+  rate the level allows;
+- ``cost``: CPU seconds of a correct-mechanism audit with every family against the value
+  families alone (``tests="values"``), in the same process;
+- ``libraries``: each library's Laplace and Gaussian release on Delta-Siege's grid
+  (benchmarks/libraries.py), one audit per cell.
+
+Every audit has its own ledger in a temporary folder. Usage::
+
+    python benchmarks/bench_bugs.py [--section NAME ...] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import binom
+
+import certify as cf
+from certify.blackbox import BUGS, curator_attack
+from certify.blackbox.reach import smallest_event_probability
+from certify.protocol.ledger import evaluation_share
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import libraries
+
+DPSNIPER_FLOAT = 0.2432
+
+
+def audit(mech: Any, pairs: Sequence[tuple[Any, Any]], calls: int, seed: int, delta: float = 0.0,
+          tests: str = "certify") -> tuple[cf.MechanismAudit, float]:
+    """One first evaluation on its own ledger: the audit and its CPU seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.process_time()
+        result = cf.audit_mechanism(
+            mech, inputs=[(list(a), list(b)) for a, b in pairs], calls=calls, seed=seed,
+            delta=delta, tests=tests, ledger=cf.Ledger(os.path.join(tmp, "bench.ledger")),
+            progress=False,
+        )
+        return result, time.process_time() - start
+
+
+def verdict(result: cf.MechanismAudit, epsilon: float, delta: float) -> str:
+    """Refuted or Inconclusive for the claim (epsilon, delta)."""
+    return type(cf.refute(cf.Claim(epsilon=epsilon, delta=delta), result.family)).__name__
+
+
+def textbook(quick: bool) -> None:
+    """The textbook Laplace mechanism at growing budgets."""
+    bug = BUGS["TextbookLaplace"]
+    print("\n## Textbook Laplace on doubles (claim 0.1, inputs 0 and 1)\n")
+    print(f"DP-Sniper (bit patterns, 90%, about 4e8 calls): {DPSNIPER_FLOAT}\n")
+    print("| calls | epsilon_lower (95%) | level used | event | verdict | CPU s |")
+    print("|---|---|---|---|---|---|")
+    for calls in (10**6, 10**7) if quick else (10**6, 10**7, 4 * 10**7):
+        result, seconds = audit(bug, bug.input_pairs, calls, seed=0)
+        print(f"| {calls:.0e} | {result.epsilon_lower:.4f} | {result.level_used:.4f} | "
+              f"{result.chosen} | {verdict(result, 0.1, 0.0)} | {seconds:.1f} |", flush=True)
+
+
+def bugs(quick: bool) -> None:
+    """Every BUGS mechanism at 1e7 calls, three seeds."""
+    calls = 10**6 if quick else 10**7
+    print(f"\n## BUGS at {calls:.0e} calls, 95%, three seeds\n")
+    print("| mechanism | claim | exact | seed 0 | seed 1 | seed 2 | refuted | event (seed 0) | "
+          "reach (seed 0) | CPU s (mean) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, bug in BUGS.items():
+        bounds, refuted, seconds, event, reach = [], 0, 0.0, "", 1.0
+        for seed in range(3):
+            result, sec = audit(bug, bug.input_pairs, calls, seed, delta=bug.claimed_delta)
+            bounds.append(result.epsilon_lower)
+            refuted += verdict(result, bug.claimed_epsilon, bug.claimed_delta) == "Refuted"
+            seconds += sec / 3
+            if seed == 0:
+                event = result.chosen
+                reach = smallest_event_probability(result, bug.claimed_epsilon)
+        claim = f"({bug.claimed_epsilon:g}, {bug.claimed_delta:g})"
+        cells = " | ".join(f"{b:.3f}" for b in bounds)
+        print(f"| {name} | {claim} | {bug.true_epsilon:.4g} | {cells} | {refuted}/3 | {event} | "
+              f"{reach:.2g} | {seconds:.1f} |", flush=True)
+
+
+def curator(quick: bool) -> None:
+    """The smallest budget that refutes the curator attack in three seeds of three, per p."""
+    print("\n## Curator attack: calls needed as the leak's probability p falls\n")
+    print("| p | smallest budget refuting 3/3 | calls x p | bounds | reach of that budget | "
+          "budgets tried |")
+    print("|---|---|---|---|---|---|")
+    grid = (20, 50, 100, 200, 500, 1000, 2000)
+    for p in (1e-2, 1e-3, 1e-4) if quick else (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
+        bug = curator_attack(p)
+        tried = []
+        for m in grid:
+            calls = max(int(m / p), 4000)
+            if calls > 4 * 10**8:
+                break
+            tried.append(f"{calls:.0e}")
+            results = []
+            for seed in range(3):
+                result, _ = audit(bug, bug.input_pairs, calls, seed)
+                results.append(result)
+                if verdict(result, 0.1, 0.0) != "Refuted":
+                    break
+            if len(results) == 3 and all(verdict(r, 0.1, 0.0) == "Refuted" for r in results):
+                reach = smallest_event_probability(results[0], 0.1)
+                bounds = ", ".join(f"{r.epsilon_lower:.2f}" for r in results)
+                print(f"| {p:g} | {calls:.2e} | {calls * p:.0f} | {bounds} | {reach:.2g} | "
+                      f"{', '.join(tried)} |", flush=True)
+                break
+        else:
+            print(f"| {p:g} | not within {tried[-1] if tried else '-'} | | | | {', '.join(tried)} |")
+
+
+def snapped_laplace(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Laplace noise of scale 1 rounded to 2**-32: adding it to an integer is exact (1-DP)."""
+    return x[0] + np.round(rng.laplace(0.0, 1.0, size=n) * 2.0**32) / 2.0**32
+
+
+def snapped_vector(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Ten snapped Laplace releases of scale 10 of one value: exactly 1-DP."""
+    noise = np.round(rng.laplace(0.0, 10.0, size=(n, 10)) * 2.0**32) / 2.0**32
+    return x[0] + noise
+
+
+def _correct() -> list[tuple[str, Callable[..., Any], float, float, int]]:
+    """Correct releases: name, mechanism, claimed epsilon and delta, calls per audit."""
+    out: list[tuple[str, Callable[..., Any], float, float, int]] = [
+        ("snapped numpy Laplace (eps 1)", snapped_laplace, 1.0, 0.0, 200_000),
+    ]
+    for name, eps, delta, calls in (("opendp-laplace", 1.0, 0.0, 100_000),
+                                    ("opendp-gaussian", 1.0, 1e-6, 100_000),
+                                    ("pydp-laplace", 1.0, 0.0, 200_000)):
+        try:
+            out.append((f"{libraries.version(name)} {name.split('-')[1]} (eps {eps:g})",
+                        libraries.mechanism(name, eps, delta), eps, delta, calls))
+        except ImportError as exc:
+            print(f"skipped {name}: {exc}")
+    return out
+
+
+def validity(quick: bool) -> None:
+    """Correct releases over 20 seeds: how often a certificate exceeds the claim."""
+    seeds = 5 if quick else 20
+    alpha = 0.05 * evaluation_share(1)
+    print(f"\n## Correct releases over {seeds} seeds (first evaluations, level {1 - alpha:.4f})\n")
+    print("| release | claim | calls | above the claim | p-value of that many at rate "
+          f"{alpha:.4f} | median bound | largest | events chosen |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, mech, eps, delta, calls in _correct():
+        bounds, events = [], set()
+        for seed in range(seeds):
+            result, _ = audit(mech, [([0.0], [1.0])], calls, 1000 + seed, delta=delta)
+            bounds.append(result.epsilon_lower)
+            events.add(result.chosen.split(" ")[0])
+        above = sum(b > eps for b in bounds)
+        p_value = float(binom.sf(above - 1, seeds, alpha))
+        print(f"| {label} | ({eps:g}, {delta:g}) | {calls:.0e} | {above}/{seeds} | {p_value:.3f} | "
+              f"{np.median(bounds):.4f} | {max(bounds):.4f} | {', '.join(sorted(events))} |",
+              flush=True)
+
+
+def cost(quick: bool) -> None:
+    """CPU seconds with every family against the value families alone (means over three seeds)."""
+    print("\n## Cost of the representation families on correct mechanisms (CPU seconds)\n")
+    print("| mechanism | calls | values only | every family | ratio | event (every family) |")
+    print("|---|---|---|---|---|---|")
+    cases: list[tuple[str, Callable[..., Any], int]] = [
+        ("snapped Laplace, 1 coordinate", snapped_laplace, 10**6 if quick else 10**7),
+        ("snapped Laplace, 10 coordinates", snapped_vector, 10**5 if quick else 10**6),
+    ]
+    try:
+        cases.append(("OpenDP 0.16 Laplace", libraries.mechanism("opendp-laplace", 1.0, 0.0),
+                      10**5 if quick else 4 * 10**5))
+    except ImportError:
+        pass
+    for label, mech, calls in cases:
+        # a reserved split is evaluated once per process: each run has its own seed, and the
+        # two settings alternate over three seeds each so that drift in the machine's load hits
+        # both alike
+        times = {"values": 0.0, "certify": 0.0}
+        for k in range(3):
+            for j, tests in enumerate(("values", "certify")):
+                result, seconds = audit(mech, [([0.0], [1.0])], calls, seed=100 + 2 * k + j,
+                                        tests=tests)
+                times[tests] += seconds / 3
+        print(f"| {label} | {calls:.0e} | {times['values']:.1f} | {times['certify']:.1f} | "
+              f"{times['certify'] / times['values']:.3f} | {result.chosen} |", flush=True)
+
+
+def library_table(quick: bool) -> None:
+    """Each library release on Delta-Siege's grid: certify's bound, verdict, calls."""
+    calls = 10**5 if quick else 10**6
+    print(f"\n## Library releases on Delta-Siege's grid, {calls:.0e} calls per cell, 95%\n")
+    print("| release | version | (epsilon, delta) | epsilon_lower | verdict | event | CPU s |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (_, grid) in libraries.LIBRARIES.items():
+        for eps, delta in grid:
+            try:
+                mech = libraries.mechanism(name, eps, delta)
+            except ImportError as exc:
+                print(f"| {name} | not importable ({exc}) | ({eps:g}, {delta:g}) | | | | |")
+                break
+            result, seconds = audit(mech, [([0.0], [1.0])], calls, seed=11, delta=delta)
+            print(f"| {name} | {libraries.version(name)} | ({eps:g}, {delta:g}) | "
+                  f"{result.epsilon_lower:.4f} | {verdict(result, eps, delta)} | {result.chosen} | "
+                  f"{seconds:.1f} |", flush=True)
+
+
+SECTIONS = {"textbook": textbook, "bugs": bugs, "curator": curator, "validity": validity,
+            "cost": cost, "libraries": library_table}
+
+
+def main() -> None:
+    """Run the chosen sections."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--section", action="append", choices=sorted(SECTIONS))
+    parser.add_argument("--quick", action="store_true", help="smaller budgets and fewer seeds")
+    args = parser.parse_args()
+    chosen = args.section or [s for s in SECTIONS if s != "libraries"]
+    for name in chosen:
+        SECTIONS[name](args.quick)
+    print(f"\n(certify {cf.__version__}, numpy {np.__version__})")
+
+
+if __name__ == "__main__":
+    main()
