@@ -43,15 +43,14 @@ _MAX_CODE: Final = 1 << 18
 
 
 def _trailing_zeros(sig: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """Trailing zero bits of each significand (53 for 0), exactly, by halving the search."""
-    out = np.zeros(sig.shape, dtype=np.int64)
-    rest = sig.copy()
-    for width in (32, 16, 8, 4, 2, 1):
-        mask = np.uint64((1 << width) - 1)
-        empty = (rest & mask) == 0
-        out += np.where(empty, width, 0)
-        rest = np.where(empty, rest >> np.uint64(width), rest)
-    out = np.where(sig == 0, _TZ_CAP, np.minimum(out, _TZ_CAP))
+    """Trailing zero bits of each significand (53 for 0), exactly.
+
+    ``sig & -sig`` keeps the lowest set bit, a power of two below ``2**53`` that float64 holds
+    exactly; its binary exponent is the count.
+    """
+    lowest = sig & (~sig + np.uint64(1))
+    count = np.frexp(lowest.astype(np.float64))[1].astype(np.int64) - 1
+    out: NDArray[np.int64] = np.where(sig == 0, _TZ_CAP, np.minimum(count, _TZ_CAP))
     return out
 
 
