@@ -80,17 +80,17 @@ def bugs(quick: bool) -> None:
     """Every BUGS mechanism at 1e7 calls, three seeds."""
     calls = 10**6 if quick else 10**7
     print(f"\n## BUGS at {calls:.0e} calls, 95%, three seeds\n")
-    print("| mechanism | claim | exact | seed 0 | seed 1 | seed 2 | refuted | event (seed 0) | "
-          "reach (seed 0) | CPU s (mean) |")
+    print("| mechanism | claim | exact | seed 10 | seed 11 | seed 12 | refuted | event (seed 10) | "
+          "reach (seed 10) | CPU s (mean) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, bug in BUGS.items():
         bounds, refuted, seconds, event, reach = [], 0, 0.0, "", 1.0
-        for seed in range(3):
+        for seed in (10, 11, 12):  # not the textbook section's seed: a split is spent once
             result, sec = audit(bug, bug.input_pairs, calls, seed, delta=bug.claimed_delta)
             bounds.append(result.epsilon_lower)
             refuted += verdict(result, bug.claimed_epsilon, bug.claimed_delta) == "Refuted"
             seconds += sec / 3
-            if seed == 0:
+            if seed == 10:
                 event = result.chosen
                 reach = smallest_event_probability(result, bug.claimed_epsilon)
         claim = f"({bug.claimed_epsilon:g}, {bug.claimed_delta:g})"
@@ -206,6 +206,9 @@ def cost(quick: bool) -> None:
               f"{times['certify'] / times['values']:.3f} | {result.chosen} |", flush=True)
 
 
+ONLY: list[str] = []
+
+
 def library_table(quick: bool) -> None:
     """Each library release on Delta-Siege's grid: certify's bound, verdict, calls."""
     calls = 10**5 if quick else 10**6
@@ -213,6 +216,8 @@ def library_table(quick: bool) -> None:
     print("| release | version | (epsilon, delta) | epsilon_lower | verdict | event | CPU s |")
     print("|---|---|---|---|---|---|---|")
     for name, (_, grid) in libraries.LIBRARIES.items():
+        if ONLY and not any(part in name for part in ONLY):
+            continue
         for eps, delta in grid:
             try:
                 mech = libraries.mechanism(name, eps, delta)
@@ -234,7 +239,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--section", action="append", choices=sorted(SECTIONS))
     parser.add_argument("--quick", action="store_true", help="smaller budgets and fewer seeds")
+    parser.add_argument("--library", action="append", default=[],
+                        help="libraries section: only releases whose name contains this")
     args = parser.parse_args()
+    ONLY.extend(args.library)
     chosen = args.section or [s for s in SECTIONS if s != "libraries"]
     for name in chosen:
         SECTIONS[name](args.quick)

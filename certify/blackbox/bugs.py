@@ -103,6 +103,18 @@ def _check_pairs(_: object, attribute: Attribute[Any], value: object) -> None:
         raise _fail(attribute.name, "a non-empty tuple of (input_a, input_b) float tuples", value)
 
 
+def _check_published(_: object, attribute: Attribute[Any], value: object) -> None:
+    """Validator: a tuple of PublishedBound."""
+    if not isinstance(value, tuple) or not all(isinstance(b, PublishedBound) for b in value):
+        raise _fail(attribute.name, "a tuple of PublishedBound", value)
+
+
+def _check_dim(_: object, attribute: Attribute[Any], value: object) -> None:
+    """Validator: an integer >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(attribute.name, "an integer >= 1", value)
+
+
 @final
 @attrs.frozen
 class BugMechanism:
@@ -141,8 +153,8 @@ class BugMechanism:
     true_epsilon: float = attrs.field(validator=_check_true)
     true_epsilon_note: str = attrs.field(validator=_nonempty_str)
     source: str = attrs.field(validator=_nonempty_str)
-    published: tuple[PublishedBound, ...]
-    output_dim: int
+    published: tuple[PublishedBound, ...] = attrs.field(validator=_check_published)
+    output_dim: int = attrs.field(validator=_check_dim)
     _sampler: _Sampler = attrs.field(repr=False)
 
     def __attrs_post_init__(self) -> None:

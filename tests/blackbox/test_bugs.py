@@ -138,3 +138,20 @@ def test_cli_audits_a_bug_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert summary["verdict"] == "Refuted" and summary["claimed_epsilon"] == 0.1
     assert 0.0 < summary["smallest_event_probability"] < 0.01
     assert "## Reach" in (tmp_path / "report" / "mechanism.md").read_text()
+
+
+def test_a_bug_entry_whose_exact_loss_does_not_exceed_its_claim_is_refused() -> None:
+    """Construction checks that the recorded exact loss violates the claim, and the field types."""
+    good = BUGS["UnclampedBounds"]
+    fields = {
+        "name": "X", "claimed_epsilon": 0.1, "claimed_delta": 0.0, "input_pairs": good.input_pairs,
+        "true_epsilon": 0.6, "true_epsilon_note": "n", "source": "s", "published": (),
+        "output_dim": 1, "sampler": samplers.unclamped_count,
+    }
+    assert BugMechanism(**fields).true_epsilon == 0.6  # type: ignore[arg-type]
+    for change, fragment in (({"true_epsilon": 0.1}, "above the claim"),
+                             ({"output_dim": 0}, "output_dim"),
+                             ({"published": [1.0]}, "PublishedBound"),
+                             ({"claimed_delta": 1.0}, "claimed_delta")):
+        with pytest.raises(cf.ParameterError, match=fragment):
+            BugMechanism(**{**fields, **change})  # type: ignore[arg-type]
