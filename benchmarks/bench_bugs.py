@@ -1,6 +1,6 @@
 """Known implementation bugs and current DP releases: what certify proves, at what budget, at what cost.
 
-Sections (``--section``, default all but ``libraries``):
+Sections (``--section``, default all but ``libraries`` and ``sidebyside``):
 
 - ``textbook``: the textbook Laplace mechanism on doubles (claim 0.1, inputs 0 and 1) at 1e6,
   1e7 and 4e7 calls; DP-Sniper's floating-point experiment certified 0.2432 (90%, ~4e8 calls);
@@ -13,7 +13,8 @@ Sections (``--section``, default all but ``libraries``):
 - ``cost``: CPU seconds of a correct-mechanism audit with every family against the value
   families alone (``tests="values"``), in the same process;
 - ``libraries``: each library's Laplace and Gaussian release on Delta-Siege's grid
-  (benchmarks/libraries.py), one audit per cell.
+  (benchmarks/libraries.py), one audit per cell;
+- ``sidebyside``: certify on the cells Delta-Siege was run at here, at its budget.
 
 Every audit has its own ledger in a temporary folder. Usage::
 
@@ -105,11 +106,12 @@ def curator(quick: bool) -> None:
     print("| p | smallest budget refuting 3/3 | calls x p | bounds | reach of that budget | "
           "budgets tried |")
     print("|---|---|---|---|---|---|")
-    grid = (20, 50, 100, 200, 500, 1000, 2000)
+    grid = (20, 50, 100, 150, 200, 300, 500, 1000)
     for p in (1e-2, 1e-3, 1e-4) if quick else (1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
         bug = curator_attack(p)
         tried = []
-        for m in grid:
+        # below 1e-4 the budgets start at 100 / p: the smaller p's needed about that (saves hours)
+        for m in grid if p >= 1e-4 else grid[2:]:
             calls = max(int(m / p), 4000)
             if calls > 4 * 10**8:
                 break
@@ -165,10 +167,12 @@ def validity(quick: bool) -> None:
     print("| release | claim | calls | above the claim | p-value of that many at rate "
           f"{alpha:.4f} | median bound | largest | events chosen |")
     print("|---|---|---|---|---|---|---|---|")
-    for label, mech, eps, delta, calls in _correct():
+    # closures of one library share a mechanism identity (their source), so each release gets
+    # seeds of its own: a reserved split is evaluated once per process
+    for m, (label, mech, eps, delta, calls) in enumerate(_correct()):
         bounds, events = [], set()
         for seed in range(seeds):
-            result, _ = audit(mech, [([0.0], [1.0])], calls, 1000 + seed, delta=delta)
+            result, _ = audit(mech, [([0.0], [1.0])], calls, 1000 + 100 * m + seed, delta=delta)
             bounds.append(result.epsilon_lower)
             events.add(result.chosen.split(" ")[0])
         above = sum(b > eps for b in bounds)
@@ -193,13 +197,13 @@ def cost(quick: bool) -> None:
     except ImportError:
         pass
     for label, mech, calls in cases:
-        # a reserved split is evaluated once per process: each run has its own seed, and the
-        # two settings alternate over three seeds each so that drift in the machine's load hits
-        # both alike
+        # the same seed draws the same development calls for both settings (so, when the bit
+        # families find nothing, the same event); the budgets differ by two calls because a
+        # reserved split is evaluated once per process. Three seeds, alternating.
         times = {"values": 0.0, "certify": 0.0}
         for k in range(3):
             for j, tests in enumerate(("values", "certify")):
-                result, seconds = audit(mech, [([0.0], [1.0])], calls, seed=100 + 2 * k + j,
+                result, seconds = audit(mech, [([0.0], [1.0])], calls + 2 * j, seed=100 + k,
                                         tests=tests)
                 times[tests] += seconds / 3
         print(f"| {label} | {calls:.0e} | {times['values']:.1f} | {times['certify']:.1f} | "
@@ -207,31 +211,67 @@ def cost(quick: bool) -> None:
 
 
 ONLY: list[str] = []
+CALLS: list[int] = []
 
 
 def library_table(quick: bool) -> None:
     """Each library release on Delta-Siege's grid: certify's bound, verdict, calls."""
-    calls = 10**5 if quick else 10**6
+    calls = CALLS[0] if CALLS else 10**5 if quick else 10**6
     print(f"\n## Library releases on Delta-Siege's grid, {calls:.0e} calls per cell, 95%\n")
     print("| release | version | (epsilon, delta) | epsilon_lower | verdict | event | CPU s |")
     print("|---|---|---|---|---|---|---|")
-    for name, (_, grid) in libraries.LIBRARIES.items():
+    for k, (name, (_, grid)) in enumerate(libraries.LIBRARIES.items()):
         if ONLY and not any(part in name for part in ONLY):
             continue
-        for eps, delta in grid:
+        for j, (eps, delta) in enumerate(grid):
             try:
                 mech = libraries.mechanism(name, eps, delta)
             except ImportError as exc:
                 print(f"| {name} | not importable ({exc}) | ({eps:g}, {delta:g}) | | | | |")
                 break
-            result, seconds = audit(mech, [([0.0], [1.0])], calls, seed=11, delta=delta)
+            result, seconds = audit(mech, [([0.0], [1.0])], calls, seed=1000 + 10 * k + j,
+                                    delta=delta)
             print(f"| {name} | {libraries.version(name)} | ({eps:g}, {delta:g}) | "
                   f"{result.epsilon_lower:.4f} | {verdict(result, eps, delta)} | {result.chosen} | "
                   f"{seconds:.1f} |", flush=True)
 
 
+DS_CELLS = (
+    ("laplace_inversion", "bug:InversionLaplace", 0.1, 0.0),
+    ("gauss_ziggurat", "bug:ZigguratGaussian", 1.0, 1e-6),
+    ("gauss_polar", "bug:PolarGaussian", 1.0, 1e-6),
+    ("gauss_boxmuller", "bug:BoxMullerGaussian", 1.0, 1e-6),
+    ("gauss_opacus", "opacus-gaussian", 1.0, 1e-6),
+    ("gauss_pydp", "pydp-gaussian", 1.0, 1e-6),
+    ("laplace_pydp", "pydp-laplace", 0.1, 0.0),
+    ("laplace_ibm", "diffprivlib-laplace", 0.1, 0.0),
+    ("gauss_ibm", "diffprivlib-gaussian", 1.0, 1e-6),
+    ("laplace_opendp", "opendp-laplace", 0.1, 0.0),
+    ("gauss_opendp", "opendp-gaussian", 1.0, 1e-6),
+)
+"""Delta-Siege's mechanism name, certify's counterpart, and the cell both were run at."""
+
+
+def side_by_side(quick: bool) -> None:
+    """Certify on Delta-Siege's cells at its budget: 8 n calls (n per input per stage, 4 stages)."""
+    n = 10**4 if quick else 10**5
+    calls = 8 * n
+    print(f"\n## Side by side with Delta-Siege at n = {n:.0e} ({calls:.0e} calls)\n")
+    print("| Delta-Siege mechanism | certify's | (epsilon, delta) | epsilon_lower | verdict | event |")
+    print("|---|---|---|---|---|---|")
+    for k, (ds_name, ours, eps, delta) in enumerate(DS_CELLS):
+        try:
+            mech = BUGS[ours[4:]] if ours.startswith("bug:") else libraries.mechanism(ours, eps, delta)
+        except ImportError as exc:
+            print(f"| {ds_name} | {ours}: not importable ({exc}) | ({eps:g}, {delta:g}) | | | |")
+            continue
+        result, _ = audit(mech, [([0.0], [1.0])], calls, seed=2000 + k, delta=delta)
+        print(f"| {ds_name} | {ours} | ({eps:g}, {delta:g}) | {result.epsilon_lower:.4f} | "
+              f"{verdict(result, eps, delta)} | {result.chosen} |", flush=True)
+
+
 SECTIONS = {"textbook": textbook, "bugs": bugs, "curator": curator, "validity": validity,
-            "cost": cost, "libraries": library_table}
+            "cost": cost, "libraries": library_table, "sidebyside": side_by_side}
 
 
 def main() -> None:
@@ -241,9 +281,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller budgets and fewer seeds")
     parser.add_argument("--library", action="append", default=[],
                         help="libraries section: only releases whose name contains this")
+    parser.add_argument("--calls", type=int, action="append", default=[],
+                        help="libraries section: calls per cell (default 1e6)")
     args = parser.parse_args()
     ONLY.extend(args.library)
-    chosen = args.section or [s for s in SECTIONS if s != "libraries"]
+    CALLS.extend(args.calls)
+    chosen = args.section or [s for s in SECTIONS if s not in ("libraries", "sidebyside")]
     for name in chosen:
         SECTIONS[name](args.quick)
     print(f"\n(certify {cf.__version__}, numpy {np.__version__})")
