@@ -215,7 +215,7 @@ def _histogram_choice(
         return _held_out_histogram(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta)
     orientation, threshold, value = best_cut(
         s0, s1, reserved_a, reserved_b, alpha_per_rate, delta,
-        dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL,
+        dev_level=FEW_CUTS_LEVEL,
     )
     _, _, plug_in = best_cut(s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5)
     auc = roc_auc(orientation * s0, orientation * s1)
