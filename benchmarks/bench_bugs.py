@@ -114,6 +114,7 @@ def curator(quick: bool) -> None:
         for m in grid if p >= 1e-4 else grid[2:]:
             calls = max(int(m / p), 4000)
             if calls > 4 * 10**8:
+                print(f"| {p:g} | not within {tried[-1]} | | | | {', '.join(tried)} |")
                 break
             tried.append(f"{calls:.0e}")
             results = []
