@@ -198,13 +198,16 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Audit a mechanism as a black box: development calls choose the input pair and the "
             "event, then reserved calls (made once, streamed) certify a lower bound on epsilon. "
-            "MECHANISM is a suite name (see certify.blackbox.SUITE) or module:function. "
+            "MECHANISM is a suite name (see certify.blackbox.SUITE), a known-bug name "
+            "(certify.blackbox.BUGS) or module:function. "
             "module:function IMPORTS AND RUNS YOUR CODE: the module is imported as Python would "
             "import it and the function is called many times. Only this argument ever imports "
             "code; no record or protocol file does."
         ),
     )
-    am.add_argument("mechanism", help="suite name, or module:function (imports and runs your code)")
+    am.add_argument(
+        "mechanism", help="suite or known-bug name, or module:function (imports and runs your code)"
+    )
     am.add_argument("--input-a", help="first input as JSON, e.g. [1, 1, 1] (default: the suite's pairs)")
     am.add_argument("--input-b", help="neighbouring input as JSON")
     am.add_argument("--calls", type=int, required=True, help="the whole budget of mechanism calls")
@@ -213,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     am.add_argument("--delta", type=float, default=0.0)
     am.add_argument("--tests", default="certify", help="'certify', 'paper' or family names, comma-separated")
     am.add_argument("--claim-epsilon", type=float, help="claimed epsilon (default: the suite's claim)")
-    am.add_argument("--claim-delta", type=float, help="claimed delta (default 0)")
+    am.add_argument("--claim-delta", type=float, help="claimed delta (default: the bug's claim, else 0)")
     _curve_claim_options(am)
     am.add_argument("--ledger", help="ledger file (default: $CERTIFY_LEDGER or a per-user ledger)")
     am.add_argument("--workers", type=int, default=1, help="processes for the reserved calls")

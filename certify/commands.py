@@ -406,15 +406,19 @@ def plan_report(
 
 
 def _load_mechanism(spec: str) -> tuple[Any, Any]:
-    """A suite mechanism by name, or the user's ``module:function`` (imported: runs their code)."""
+    """A suite or known-bug mechanism by name, or the user's ``module:function`` (runs their code)."""
+    from certify.blackbox.bugs import BUGS
     from certify.blackbox.suite import SUITE
     from certify.errors import ParameterError
 
     if spec in SUITE:
         return SUITE[spec], SUITE[spec]
+    if spec in BUGS:
+        return BUGS[spec], BUGS[spec]
     if ":" not in spec:
         raise ParameterError(
-            f"mechanism must be a suite name ({', '.join(SUITE)}) or module:function; got {spec!r}."
+            f"mechanism must be a suite name ({', '.join(SUITE)}), a known-bug name "
+            f"({', '.join(BUGS)}) or module:function; got {spec!r}."
         )
     target = _import_object(spec, "mechanism")
     if not callable(target):
@@ -575,10 +579,12 @@ def audit_mechanism_command(
             f"{mechanism} is your own function: give its two neighbouring inputs with --input-a "
             "and --input-b (JSON)."
         )
+    default_claim = None
+    if suite is not None:
+        default_claim = Claim(suite.claimed_epsilon, getattr(suite, "claimed_delta", None) or 0.0)
     claim = claim_from_options(
         epsilon=claim_epsilon, delta=claim_delta, gdp_mu=claim_gdp, zcdp_rho=claim_zcdp,
-        profile=claim_profile,
-        default=None if suite is None else Claim(epsilon=suite.claimed_epsilon, delta=0.0),
+        profile=claim_profile, default=default_claim,
     )
     if out:
         _writable_folder(out)

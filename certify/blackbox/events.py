@@ -22,7 +22,10 @@ trees, a skops file that loads only scikit-learn types):
   mechanisms side by side on independent noise): the sum of each block's log ratio, a
   histogram for a block of few discrete values, binned for one continuous coordinate, a
   logistic fit otherwise;
-- ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors).
+- ``boosted``: a histogram gradient-boosting classifier (non-linear ratios of vectors);
+- ``grain`` and ``mantissa``: the representation of a continuous coordinate as a double (sign,
+  exponent and trailing zero bits, or lowest mantissa bits), scored by the cell's log ratio:
+  floating-point bugs (:mod:`certify.blackbox._float_fits`, docs/bugs.md).
 
 The fits themselves are in :mod:`certify.blackbox._fits`; this module chooses among their
 events.
@@ -54,6 +57,7 @@ from certify.blackbox._fits import (
     _Halves,
     _histogram,
 )
+from certify.blackbox._float_fits import FLOAT_FAMILIES, float_fitted
 from certify.data.draws import is_discrete
 from certify.errors import ParameterError
 from certify.protocol.criterion import (
@@ -76,6 +80,7 @@ from certify.stats.tradeoff import Target
 __all__ = [
     "DEV_LEVEL",
     "FAMILIES",
+    "VALUE_FAMILIES",
     "Choice",
     "Family",
     "choose_event",
@@ -87,15 +92,18 @@ __all__ = [
 
 Family: TypeAlias = Literal[
     "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
-    "boosted",
+    "boosted", "grain", "mantissa",
 ]
 """Names of the mechanism test families."""
 
 FAMILIES: Final[tuple[Family, ...]] = (
     "histogram", "coordinate", "binned", "product", "laplace", "linear", "logistic", "blocks",
-    "boosted",
+    "boosted", *FLOAT_FAMILIES,
 )
-"""Every family, in the order ties are broken (simpler first)."""
+"""Every family, in the order ties are broken (simpler first); ``tests="certify"``."""
+
+VALUE_FAMILIES: Final[tuple[Family, ...]] = tuple(f for f in FAMILIES if f not in FLOAT_FAMILIES)
+"""The families that read output values only (``tests="values"``): the law in real arithmetic."""
 
 DEV_LEVEL: Final = 0.05
 """Level of the pessimistic development rates that rank thresholds (see ``pessimistic_bound``)."""
@@ -143,7 +151,10 @@ class Choice:
 
 
 def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
-    """The families a ``tests`` argument names (``"certify"``: all; ``"paper"``: logistic).
+    """The families a ``tests`` argument names.
+
+    ``"certify"``: all; ``"values"``: those that read output values only (the mechanism's law
+    in real arithmetic, blind to floating-point bugs); ``"paper"``: logistic.
 
     Raises
     ------
@@ -160,6 +171,8 @@ def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
             return FAMILIES
         if tests == "paper":
             return ("logistic",)
+        if tests == "values":
+            return VALUE_FAMILIES
         tests = [tests]
     names = tuple(tests)
     if not names:
@@ -167,7 +180,8 @@ def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
     for name in names:
         if name not in FAMILIES:
             raise ParameterError(
-                f"tests must be 'certify', 'paper' or family names from {FAMILIES!r}; got {name!r}."
+                f"tests must be 'certify', 'values', 'paper' or family names from {FAMILIES!r}; got "
+                f"{name!r}."
             )
     return cast(tuple[Family, ...], names)
 
@@ -184,21 +198,53 @@ def _histogram_choice(
     """The likelihood-ratio event of a discrete output with few, well-counted values.
 
     Every other family's event is a coarser union of output values, so the histogram alone is
-    used; with few nested events to choose from (the values in the order of their ratio) there
-    is little room for a chance winner, so all development calls both order the values and pick
-    the cut, at the relaxed pessimistic level for few cuts.
+    used; with few nested events to choose from (at most ``FEW_CUTS`` distinct scores) there is
+    little room for a chance winner, so all development calls both order the values and pick
+    the cut, at the relaxed pessimistic level for few cuts. With more, the values are ordered on
+    the first half of the calls and the cut is judged on the two quarters of the second
+    (``robust_cut``): ordered and cut on the same calls, a tail of values counted a few times
+    each looks far apart by chance (a noisy count of ~200 values at 1e7 calls chose such a tail
+    and certified 0).
     """
     fitted = _histogram(dev_a, dev_b)
     assert fitted is not None
     model, label = fitted
     s0, s1 = model.score(dev_a), model.score(dev_b)
     few = len(np.unique(np.concatenate([s0, s1]))) <= FEW_CUTS
+    if not few:
+        # many values: scored on the calls that order them, the rarest look far apart by chance
+        # (a tail of values counted a few times each); order them on one half, cut on the other
+        return _held_out_histogram(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta, target)
     orientation, threshold, value = best_cut(
         s0, s1, reserved_a, reserved_b, alpha_per_rate, delta,
-        dev_level=FEW_CUTS_LEVEL if few else DEV_LEVEL, target=target,
+        dev_level=FEW_CUTS_LEVEL, target=target,
     )
     _, _, plug_in = best_cut(
         s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5, target=target
+    )
+    auc = roc_auc(orientation * s0, orientation * s1)
+    return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
+
+
+def _held_out_histogram(
+    dev_a: NDArray[np.float64],
+    dev_b: NDArray[np.float64],
+    reserved_a: int,
+    reserved_b: int,
+    alpha_per_rate: float,
+    delta: float,
+    target: Target | None = None,
+) -> Choice:
+    """The histogram's event with its values ordered on one half and its cut on the other."""
+    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+    fitted = _histogram(dev_a[:half_a], dev_b[:half_b])
+    assert fitted is not None
+    model, label = fitted
+    s0, s1 = model.score(dev_a[half_a:]), model.score(dev_b[half_b:])
+    m0, m1 = s0.size // 2, s1.size // 2
+    orientation, threshold, value, plug_in = robust_cut(
+        [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])], reserved_a, reserved_b, alpha_per_rate, delta,
+        dev_level=DEV_LEVEL, target=target,
     )
     auc = roc_auc(orientation * s0, orientation * s1)
     return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
@@ -309,6 +355,8 @@ def choose_event(
                 if family == "logistic" or dev_a.shape[1] > 1 else None
             )
             found_halves = [] if crossed is None else [crossed]
+        elif family in FLOAT_FAMILIES:
+            found_halves = [(m, label, None) for m, label in float_fitted(family, fit_a, fit_b)]
         else:
             found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
             found_halves = [(model, label, None) for model, label in found]
@@ -334,7 +382,8 @@ def choose_event(
             # are not few events
             orientation, threshold, value, plug_in = robust_cut(
                 halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
-                candidates=len(found_halves) if family in ("coordinate", "binned") else 1,
+                candidates=(len(found_halves) if family in ("coordinate", "binned", *FLOAT_FAMILIES)
+                            else 1),
                 target=target,
             )
             if not math.isfinite(threshold):

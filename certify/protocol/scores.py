@@ -15,9 +15,11 @@ from numpy.typing import NDArray
 
 from certify import _sklearn
 from certify.errors import DataError, EstimatorError, RecordError
+from certify.protocol.float_scores import BitsScore, bits_score_from_json
 
 __all__ = [
     "BinnedScore",
+    "BitsScore",
     "BlockScore",
     "ClippedScore",
     "DifferenceScore",
@@ -34,7 +36,6 @@ __all__ = [
 
 ScoreFunction: TypeAlias = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 """A fixed score function: rows in, one score per row out (larger = more like class 1)."""
-
 
 
 def _float_tuple(values: Any) -> tuple[float, ...]:
@@ -694,6 +695,7 @@ ScoreModel: TypeAlias = (
     | ProductScore
     | ClippedScore
     | BlockScore
+    | BitsScore
 )
 """Every way a fixed test turns rows into scores; all but FunctionScore are stored as data."""
 
@@ -766,6 +768,8 @@ def score_model_from_json(
             ),
             _record_int(m["dimension"]),
         )
+    if kind == "bits":
+        return bits_score_from_json(m)
     raise RecordError(f"unknown model kind {kind!r} in the record.")
 
 

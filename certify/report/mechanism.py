@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from certify.blackbox.audit import MechanismAudit
+from certify.blackbox.reach import smallest_event_probability
 from certify.claims import AnyClaim, Claim, Inconclusive, Refuted, claim_parameter, refute
 from certify.report._render import STATUS_MEANING, _fmt, _fmt_lower, _manifest_md, curve_lines
 
@@ -29,7 +30,9 @@ def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str
     (``"Refuted"``, ``"Inconclusive"``, or None without a claim), ``confidence_level`` (the
     claim's level over all evaluations), ``level_used``, ``evaluation``, ``pair``, ``test``,
     ``seconds``, ``record_sha256``, ``reserved_fingerprint`` and ``ledger`` (the ledger's
-    identity and the entry, hash and number of this evaluation: :class:`~certify.LedgerStamp`).
+    identity and the entry, hash and number of this evaluation: :class:`~certify.LedgerStamp`),
+    ``smallest_event_probability`` (the reach of the budget,
+    :func:`~certify.blackbox.reach.smallest_event_probability`).
     """
     verdict: str | None = None
     if claim is not None:
@@ -58,7 +61,13 @@ def mechanism_summary(audit: MechanismAudit, claim: AnyClaim | None) -> dict[str
         "record_sha256": audit.record.sha256,
         "reserved_fingerprint": c.data_fingerprint,
         "ledger": attrs.asdict(c.ledger),
+        "smallest_event_probability": smallest_event_probability(audit, _reach_epsilon(claim)),
     }
+
+
+def _reach_epsilon(claim: AnyClaim | None) -> float:
+    """The epsilon the reach is stated for: a point claim's, else 0 (any positive bound)."""
+    return claim.epsilon if isinstance(claim, Claim) else 0.0
 
 
 def _parameter(claim: AnyClaim | None, name: str) -> float | None:
@@ -162,6 +171,22 @@ def mechanism_markdown(
             "claim to hold.",
         ]
     lines.append("")
+    reach = smallest_event_probability(audit, _reach_epsilon(claim))
+    target = (
+        f"a bound above the claim {claim.epsilon:g}" if isinstance(claim, Claim)
+        else "a positive bound on epsilon"
+    )
+    lines += [
+        "## Reach",
+        "",
+        f"At this budget the smallest probability of an event that one input never produces "
+        f"and the other produces with probability p, for which this audit would reach {target} "
+        f"with its counts at their expected values, is p = {reach:.3g}. A violation confined to "
+        "rarer events (a curator attack) was out of reach of these calls: an Inconclusive "
+        "verdict says nothing about it. (A design statement, not a bound: development must see "
+        "such an event several times to choose it, and the reserved calls must count it.)",
+        "",
+    ]
     if published:
         lines += [
             "## Published lower bounds for this mechanism",

@@ -21,8 +21,12 @@ LN3 = math.log(3.0)
 
 
 def laplace(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
-    """Scalar Laplace mechanism of scale 1: epsilon 1 for inputs one apart."""
-    return x[0] + rng.laplace(0.0, 1.0, size=n)
+    """Scalar Laplace mechanism of scale 1 on the grid 2**-32: epsilon 1 for inputs one apart.
+
+    The noise is rounded to a multiple of 2**-32, so adding it to an integer input is exact and
+    the doubles carry no trace of the input (``x + rng.laplace`` itself does: docs/bugs.md).
+    """
+    return x[0] + np.round(rng.laplace(0.0, 1.0, size=n) * 2.0**32) / 2.0**32
 
 
 def randomized_response(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -347,7 +351,7 @@ def test_failure_after_sealing_leaves_the_stream_spent_and_marked_failed(
         """Works for development calls, raises on a full reserved chunk."""
         if n == CHUNK_CALLS:
             raise ValueError("out of entropy")
-        return x[0] + rng.laplace(0.0, 1.0, size=n)
+        return laplace(x, n, rng)
 
     with pytest.raises(cf.MechanismError, match="out of entropy"):
         cf.audit_mechanism(
