@@ -314,7 +314,9 @@ def test_version_1_ledger_is_migrated_with_its_history(tmp_path: Path) -> None:
     state = ledger._read()
     assert state.migrated_from == 1 and state.length == 6  # genesis, 2 evaluations, record, spend, outcome
     assert [e.evaluation for e in ledger.evaluations("m")] == [1, 2]
-    slot = ledger.reserve_evaluation("m", "stream3", "[]", 0, 100, 0.95)
+    with pytest.raises(ReservedSplitReusedError, match="seed 0 was already evaluated"):
+        ledger.reserve_evaluation("m", "stream3", "[]", 0, 100, 0.95)  # the seeds carry over too
+    slot = ledger.reserve_evaluation("m", "stream3", "[]", 1, 100, 0.95)
     assert slot.evaluation == 3  # the count goes on, it does not restart
     entry = ledger.entry("fp1")
     assert entry is not None and entry.status == "completed" and entry.pid == 7

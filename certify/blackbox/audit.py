@@ -335,7 +335,8 @@ def audit_mechanism(
         wrong shape, another number of outputs than asked, non-numeric values). After sealing,
         the reserved stream stays spent and the ledger marks the evaluation failed.
     ReservedSplitReusedError
-        If the same reserved calls (same mechanism, inputs, seed and budget) were evaluated.
+        If an earlier evaluation of the mechanism in ``ledger`` used ``seed`` (a rerun),
+        checked before any call is made, or the same reserved calls were evaluated.
 
     Notes
     -----
@@ -407,6 +408,7 @@ def audit_mechanism(
         raise ParameterError(f"ledger must be a Ledger; got {type(ledger).__name__}.")
     identity = mechanism_identity(mechanism)
     readable = name or mechanism_name(mechanism)
+    ledger.check_new_seed(identity, seed)  # a rerun is refused before it costs anything
     earlier = len(ledger.evaluations(identity))
     alpha_plan = rate_level((1.0 - confidence_level) * evaluation_share(earlier + 1))
 

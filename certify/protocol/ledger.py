@@ -646,7 +646,8 @@ class Ledger:
         Raises
         ------
         ReservedSplitReusedError
-            If this reserved stream already has a slot.
+            If this reserved stream already has a slot, or an earlier evaluation of
+            ``mechanism`` used ``seed`` (a rerun repeats its development calls and its choices).
         LedgerError
             If the ledger cannot be written or its chain does not check out.
         """
@@ -656,8 +657,11 @@ class Ledger:
                 raise ReservedSplitReusedError(
                     f"reserved stream {reserved_fingerprint[:12]} was already sealed as evaluation "
                     f"{taken.evaluation} of {taken.mechanism!r}; the same reserved calls are "
-                    "evaluated once, ever. Use another seed or budget for fresh calls."
+                    "evaluated once, ever. Use another seed for fresh calls."
                 )
+            same_seed = _same_seed(state, mechanism, seed)
+            if same_seed is not None:
+                raise ReservedSplitReusedError(_same_seed_message(same_seed))
             k = len(state.evaluations.get(mechanism, ())) + 1
             body: dict[str, Any] = {
                 "mechanism": mechanism,
@@ -678,6 +682,21 @@ class Ledger:
     def evaluations(self, mechanism: str) -> list[MechanismEvaluation]:
         """Every numbered evaluation of a mechanism identity, oldest first."""
         return [_evaluation(s) for s in self._read().evaluations.get(mechanism, ())]
+
+    def check_new_seed(self, mechanism: str, seed: int) -> None:
+        """Refuse a seed that an earlier evaluation of ``mechanism`` in this ledger used.
+
+        Called before an audit's development calls, so that a rerun is refused before it costs
+        anything; :meth:`reserve_evaluation` checks again atomically when the slot is taken.
+
+        Raises
+        ------
+        ReservedSplitReusedError
+            If an evaluation of ``mechanism`` with ``seed`` is in the ledger.
+        """
+        same_seed = _same_seed(self._read(), mechanism, seed)
+        if same_seed is not None:
+            raise ReservedSplitReusedError(_same_seed_message(same_seed))
 
     def evaluation_of(self, reserved_fingerprint: str) -> MechanismEvaluation | None:
         """The numbered evaluation that sealed a mechanism's reserved stream, or None."""
@@ -756,6 +775,21 @@ class Ledger:
             sort_keys=True,
         )
 
+
+
+def _same_seed(state: ChainState, mechanism: str, seed: int) -> Slot | None:
+    """The earliest evaluation of ``mechanism`` that used ``seed``, or None."""
+    return next((s for s in state.evaluations.get(mechanism, ()) if s.seed == int(seed)), None)
+
+
+def _same_seed_message(slot: Slot) -> str:
+    """Why a rerun with an evaluated seed is refused, and what to do instead."""
+    return (
+        f"reserved split of {slot.mechanism!r} with seed {slot.seed} was already evaluated: "
+        f"evaluation {slot.evaluation} (ledger entry {slot.sequence}, sealed {slot.sealed_at}). "
+        "A rerun with the same seed repeats the same calls and choices and is refused; an audit "
+        "with another seed is the next evaluation of this mechanism, certified at a higher level."
+    )
 
 
 def _refuse_spent(state: ChainState, fingerprint: str, words: NDArray[np.uint64]) -> None:

@@ -86,12 +86,22 @@ def test_boolean_vector_outputs_are_audited(ledger: cf.Ledger, seed: int) -> Non
 
 @pytest.mark.slow
 def test_same_seed_twice_is_refused_and_new_seed_spends_less(ledger: cf.Ledger, seed: int) -> None:
-    """Rerunning the same audit is refused; a new seed is evaluation 2 at a stricter level."""
-    cf.audit_mechanism(laplace, 0.0, 1.0, calls=50_000, ledger=ledger, seed=seed, progress=False)
-    with pytest.raises(cf.ReservedSplitReusedError, match="evaluated once"):
-        cf.audit_mechanism(laplace, 0.0, 1.0, calls=50_000, ledger=ledger, seed=seed, progress=False)
+    """Rerunning with a seed already evaluated is refused before any call; a new seed is evaluation 2."""
+    calls: list[int] = []
+
+    def counted(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        calls.append(n)
+        out: NDArray[np.float64] = x[0] + rng.laplace(0.0, 1.0, size=n)
+        return out
+
+    cf.audit_mechanism(counted, 0.0, 1.0, calls=50_000, ledger=ledger, seed=seed, progress=False)
+    calls.clear()
+    for budget in (50_000, 60_000):  # the same budget or another: the same development calls
+        with pytest.raises(cf.ReservedSplitReusedError, match=f"with seed {seed} was already evaluated"):
+            cf.audit_mechanism(counted, 0.0, 1.0, calls=budget, ledger=ledger, seed=seed, progress=False)
+    assert not calls  # refused before the mechanism was called
     second = cf.audit_mechanism(
-        laplace, 0.0, 1.0, calls=50_000, seed=seed + 1, ledger=ledger, progress=False
+        counted, 0.0, 1.0, calls=50_000, seed=seed + 1, ledger=ledger, progress=False
     )
     assert second.evaluation == 2
     assert second.level_used == pytest.approx(1 - 0.05 * evaluation_share(2))
@@ -415,7 +425,7 @@ def test_last_round_doubles_only_while_the_reserve_hardly_notices(ledger: cf.Led
 
     for (a, b), calls, extends in (((0.5, 0.3), 2_000_000, True), ((0.01, 0.002), 40_000, False)):
         planned = _development_calls(1, _budget(calls, 1, 0.1, 1)[0])
-        audit = cf.audit_mechanism(bernoulli, a, b, calls=calls, ledger=ledger, seed=seed,
+        audit = cf.audit_mechanism(bernoulli, a, b, calls=calls, ledger=ledger, seed=seed + int(extends),
                                    progress=False)
         assert (audit.development_calls > planned) is extends
         assert audit.development_calls <= 0.25 * calls
