@@ -87,8 +87,11 @@ def test_readme_states_the_suite_time_and_a_fast_subset() -> None:
     import re
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert '.venv/bin/pytest -m "not slow"' in readme
+    assert '.venv/bin/pytest -n 2 -m "not slow"' in readme
     assert re.search(r"The whole suite takes about \d+ minutes", readme)
     assert re.search(r"\(about \d+ minutes? on 2 cores", readme)
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if "pytest" in line]
     assert ci and all(" -m " not in line.split("bin/pytest", 1)[1] for line in ci)
+    # CI runs README's test command as it is written
+    command = next(line for line in readme.splitlines() if 'pip install -e ".[test]"' in line)
+    assert any(command.split("&& ", 1)[1] in line for line in ci), (command, ci)
