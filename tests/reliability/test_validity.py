@@ -136,8 +136,9 @@ def _rr_family(
 
     mech = RandomizedResponse(sensitivities(np.array([[-1.0], [1.0]])), epsilon)
     rows = np.vstack([mech.sample(0, 2 * n_per_class, rng), mech.sample(1, 2 * n_per_class, rng)])
-    # Outputs are exact copies of two prototypes, so rows repeat across families; the ledger keys
-    # rows by identity and content, hence each family gets its own identity labels.
+    # Outputs are exact copies of two prototypes: the ledger keys such rows by their content and
+    # the multiset of their identity's rows, whatever the labels, so two families with the same
+    # counts of each prototype share keys (docs/trust.md). Each family gets its own ledger.
     a, b = f"a{index}", f"b{index}"
     labels = [a] * (2 * n_per_class) + [b] * (2 * n_per_class)
     table = cf.EmbeddingTable.from_arrays(labels, rows, normalize=False)
@@ -192,7 +193,7 @@ def test_certificate_families_rarely_exceed_the_exact_epsilon(seed: int, tmp_pat
     rng = np.random.default_rng(streams[1])
     failures = 0
     for i in range(n_rr):
-        bounds, exact = _rr_family(rng, ledger, 0.3, n_per_class, i)
+        bounds, exact = _rr_family(rng, cf.Ledger(tmp_path / f"rr-{i}.ledger"), 0.3, n_per_class, i)
         failures += any(b > exact for b in bounds)
     results["randomized response eps=0.3"] = (failures, n_rr)
     total = sum(f for f, _ in results.values()), sum(n for _, n in results.values())
