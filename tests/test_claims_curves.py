@@ -17,8 +17,13 @@ from certify.stats.tradeoff import gdp_delta, gdp_mu_lower, zcdp_rho_lower
 
 
 def gaussian(x: Any, n: int, rng: np.random.Generator) -> Any:
-    """The Gaussian mechanism with sensitivity 1 and sigma 1: exactly 1-GDP and 0.5-zCDP."""
-    return x[0] + rng.normal(0.0, 1.0, size=n)
+    """The Gaussian mechanism with sensitivity 1 and sigma 1 (1-GDP, 0.5-zCDP), on the grid 2**-32.
+
+    The noise is rounded to a multiple of 2**-32, so adding it to the input 0 or 1 is exact and
+    the doubles' bits carry nothing the values do not (``x + rng.normal()`` computed in doubles
+    is refuted through them: docs/bugs.md).
+    """
+    return x[0] + np.round(rng.normal(0.0, 1.0, size=n) * 2.0**32) / 2.0**32
 
 
 def gdp_one_profile(epsilon: float) -> float:

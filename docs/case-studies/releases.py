@@ -44,12 +44,14 @@ __all__ = [
     "dpsgd_batch",
     "dpsgd_profile",
     "dpsgd_step",
+    "GRID",
     "gaussian_profile",
     "opendp_gaussian_mean",
     "opendp_gaussian_mean_zcdp",
     "opendp_stated_rho",
     "opendp_histogram",
     "opendp_laplace_sum",
+    "on_grid",
     "original",
     "planted_mean_data_bounds",
     "planted_small_noise_mean",
@@ -431,6 +433,24 @@ def gaussian_profile(mu: float) -> Callable[[float], float]:
     return delta_of_epsilon
 
 
+GRID: Final = 2.0**-40
+"""The grid the planted releases compute on: values and noise multiples of 2^-40."""
+
+
+def on_grid(values: NDArray[np.float64] | float) -> NDArray[np.float64]:
+    """Values rounded to multiples of :data:`GRID` (exact in doubles of magnitude below 2^13).
+
+    A release computed as ``on_grid(value) + on_grid(noise)`` is exact: its outputs are grid
+    points whose law is a discretized Gaussian, the same under both inputs up to the shift, so
+    the bits of the doubles say nothing the values do not. Computed in doubles directly,
+    ``value + noise`` keeps low bits of ``value`` (and rounds differently near each input):
+    certify's families on the representation of doubles refute that release whatever its
+    noise (docs/bugs.md). These studies test the curve, not the arithmetic.
+    """
+    out: NDArray[np.float64] = np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
+    return out
+
+
 # -- one DP-SGD step -----------------------------------------------------------------------------
 
 DPSGD_BATCH: Final = 64
@@ -482,7 +502,7 @@ def dpsgd_step(
     31-coordinate release ``sum_i clip(g_i) + N(0, (noise_multiplier * clip)^2 I)`` at the zero
     model: what Opacus' ``DPOptimizer`` adds to the parameters' gradient before its step (the
     model update is this vector times ``-lr / batch``, a post-processing). The noise is drawn
-    from certify's generator.
+    from certify's generator; the sum and the noise are added on the grid of :func:`on_grid`.
     """
     grads = _clipped_gradients(float(clip))
     i = int(x[0])
@@ -490,7 +510,7 @@ def dpsgd_step(
         raise ValueError(f"x must be [-1] or [i] with 0 <= i < {grads.shape[0]}; got {x.tolist()!r}.")
     total = grads.sum(axis=0) - (grads[i] if i >= 0 else 0.0)
     noise = rng.normal(0.0, noise_multiplier * clip, size=(n, total.size))
-    out: NDArray[np.float64] = total[None, :] + noise
+    out: NDArray[np.float64] = on_grid(total)[None, :] + on_grid(noise)  # exact: see on_grid
     return out
 
 
@@ -540,10 +560,12 @@ def planted_small_noise_mean(
     data set in ``[lower, upper]``: the mean moves by at most ``(upper - lower) / size``, and
     the correct noise is that over ``mu``. A constant computed wrong (a variance used as a
     deviation, a sensitivity halved) leaves 20% too little noise: the release is truly
-    ``mu / 0.8``-GDP.
+    ``mu / 0.8``-GDP. The mean and the noise are added on the grid of :func:`on_grid`, so
+    that the bug is the noise and nothing else.
     """
     data = data_set(x, dataset, name).astype(np.float64)
     sensitivity = (upper - lower) / data.size
     sigma = shortfall * sensitivity / mu  # the bug: shortfall should be 1
-    out: NDArray[np.float64] = float(np.clip(data, lower, upper).mean()) + rng.normal(0.0, sigma, size=n)
+    mean = float(np.clip(data, lower, upper).mean())
+    out: NDArray[np.float64] = on_grid(mean) + on_grid(rng.normal(0.0, sigma, size=n))  # exact
     return out

@@ -18,4 +18,5 @@ forged = cf.Certificate(
     protocol_fingerprint="0" * 64,
     data_fingerprint="0" * 64,
     assumptions=(),
+    ledger=cf.LedgerStamp(ledger_id="mine", sequence=1, head="0" * 64, evaluation=1),
 )
