@@ -11,7 +11,6 @@ and issues a :class:`~certify.CertificateFamily`.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -24,11 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from certify._core import Pair, check_confidence_level, check_delta, check_int
+from certify.blackbox._development import Candidate, choose, plan_budget, race
 from certify.blackbox.events import (
     Choice,
     Family,
     choose_event,
-    expected_bound,
     resolve_families,
     split_reserved,
 )
@@ -56,20 +55,6 @@ __all__ = ["MechanismAudit", "audit_mechanism", "default_ledger"]
 
 MAX_SEED: Final = 2**63 - 1
 """Largest audit seed (the ledger records seeds as 64-bit integers)."""
-
-MIN_DEV_CALLS: Final = 1_000
-"""Fewest development calls per input pair (when the budget allows)."""
-
-MAX_DEV_VALUES: Final = 80_000_000
-"""Most development output numbers held in memory (calls times output dimension)."""
-
-EXTEND_COST: Final = 0.005
-"""The last development round doubles, on fresh calls, while taking those calls (and those of
-the earlier doublings) from the reserve costs its best event less than this share of its
-expected bound."""
-
-EXTEND_MAX_SHARE: Final = 0.25
-"""Most of the budget that development may reach by doubling its last round."""
 
 DEV_ASSUMPTIONS: Final = (
     "computed on development calls only; the value predicts the certified bound of the chosen "
@@ -183,41 +168,6 @@ def _development_note(enabled: bool | Callable[[int, int], None], rounds: int) -
             sys.stderr.flush()
 
     return note
-
-
-def _budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> tuple[list[int], int]:
-    """Development calls per input for each round of the pair choice, and reserved calls per input.
-
-    One pair: a single round. Several pairs: successive halving; every screening round spends
-    the same share of half the development budget on the pairs still in the race (fresh calls
-    each round) and keeps the better half, until one pair is left; the last round, on that pair
-    alone with the other half of the budget, chooses the event. The audit may then double the
-    last round (``EXTEND_COST``). The reserved calls returned are per input of an even split;
-    the audit may split their sum unevenly (``split_reserved``).
-    """
-    dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
-    alive, sizes = n_pairs, [n_pairs]
-    while alive > 1:
-        alive = math.ceil(alive / 2)
-        sizes.append(alive)
-    if n_pairs > 1:
-        sizes[-1] = 1
-    # the last round (one pair, every family, the event itself) gets half of the budget, the
-    # screening rounds share the other half equally
-    shares = [dev_total] if len(sizes) == 1 else [dev_total // (2 * (len(sizes) - 1))] * (
-        len(sizes) - 1
-    ) + [dev_total // 2]
-    # one pair's development outputs are held in memory at a time: cap them
-    cap = MAX_DEV_VALUES // (2 * max(width, 1))
-    per_input = [max(min(share // (2 * s), cap), 4) for share, s in zip(shares, sizes, strict=True)]
-    spent = sum(2 * s * n for s, n in zip(sizes, per_input, strict=True))
-    reserved = (calls - spent) // 2
-    if reserved < 1:
-        raise ParameterError(
-            f"calls={calls} leaves no reserved calls after {spent} development calls; give a "
-            "larger budget (at least a few thousand calls)."
-        )
-    return per_input, reserved
 
 
 def _draw(
@@ -421,74 +371,46 @@ def audit_mechanism(
     width = probe.shape[1]
     distinct = {label: x for pair in pairs for label, x in pair}
     check_fresh_randomness(mechanism, list(distinct.items()), name=readable, width=width, seed=seed)
-    rounds, reserved_n = _budget(calls, len(pairs), float(dev_fraction), width)
-    # two seeds per pair and round, and two per doubling of the last round (fewer than 32
-    # doublings: the round starts at 4 calls or more and stops at the memory cap)
-    seqs = iter(np.random.SeedSequence(seed, spawn_key=(1,)).spawn(4 * len(pairs) * len(rounds) + 64))
+    budget = plan_budget(calls, len(pairs), float(dev_fraction), width)
 
-    def draw_pair(p: int, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def draw(p: int, r: int, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``n`` fresh development calls on each input of pair ``p`` in round ``r``."""
         (la, xa), (lb, xb) = pairs[p]
-        return (_draw(mechanism, xa, n, next(seqs), readable, la, width),
-                _draw(mechanism, xb, n, next(seqs), readable, lb, width))
+        seqs = [np.random.SeedSequence(seed, spawn_key=(1, p, r, side)) for side in (0, 1)]
+        return (_draw(mechanism, xa, n, seqs[0], readable, la, width),
+                _draw(mechanism, xb, n, seqs[1], readable, lb, width))
 
     def develop(
-        dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family]
+        dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
+        reserved: int, alpha: float, dev_level: float,
     ) -> list[Choice]:
         return choose_event(
-            dev_a, dev_b, fams, reserved_a=reserved_n, reserved_b=reserved_n,
-            alpha_per_rate=alpha_plan, delta=delta, seed=seed, target=target,
+            dev_a, dev_b, fams, reserved_a=reserved, reserved_b=reserved,
+            alpha_per_rate=alpha, delta=delta, seed=seed, target=target, dev_level=dev_level,
         )
 
-    # successive halving over the candidate pairs with the cheap families, fresh calls in each
-    # round; the last round, on the one pair left, tries every family and chooses the event
+    # the race among candidate pairs tries the cheap families; the chosen pair, every family
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
-    alive = list(range(len(pairs)))
-    development: list[tuple[int, int, Choice]] = []
-    note = _development_note(progress, len(rounds))
-    for r, n in enumerate(rounds[:-1], start=1):
-        note(r, f"{len(alive)} input pairs, {n} calls per input")
-        scored: dict[int, tuple[float, float]] = {}
-        for p in alive:
-            found = develop(*draw_pair(p, n), cheap)
-            development.extend((p, n, c) for c in found)
-            scored[p] = max(((c.value, c.plug_in) for c in found), default=(-1.0, -1.0))
-        alive = sorted(alive, key=lambda q: scored[q], reverse=True)[: math.ceil(len(alive) / 2)]
-    chosen_pair = alive[0]
-    note(len(rounds), f"the chosen pair, every test family, {rounds[-1]} calls per input")
-    dev_a, dev_b = draw_pair(chosen_pair, rounds[-1])
-    found = develop(dev_a, dev_b, families)
-    # where the bound is set by the event (rare windows, small effects spread over many
-    # coordinates) rather than by the width of the reserved confidence bounds, development
-    # calls buy more than reserved ones: the last round doubles while the reserve hardly
-    # notices, judged by its best event's expected bound at the planned reserve and at the
-    # reserve after one more doubling (all doublings together cost at most EXTEND_COST)
-    planned = reserved_n
-    while found:
-        extra = min(rounds[-1], MAX_DEV_VALUES // (2 * width) - rounds[-1])
-        spent = _development_calls(len(pairs), rounds) + 2 * extra
-        if extra < rounds[-1] // 2 or spent > EXTEND_MAX_SHARE * calls:
-            break
-        half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
-        at_plan, after = expected_bound(
-            found[0], dev_a[half_a:], dev_b[half_b:],
-            [(planned, planned), (reserved_n - extra, reserved_n - extra)],
-            alpha_per_rate=alpha_plan, delta=delta, target=target,
-        )
-        if not at_plan > 0.0 or at_plan - after > EXTEND_COST * at_plan:
-            break
-        more_a, more_b = draw_pair(chosen_pair, extra)
-        dev_a, dev_b = np.vstack([dev_a, more_a]), np.vstack([dev_b, more_b])
-        del more_a, more_b
-        rounds[-1] += extra
-        reserved_n -= extra
-        found = develop(dev_a, dev_b, families)
-    final = [(chosen_pair, rounds[-1], c) for c in found]
-    if not final:
-        raise ParameterError(
-            f"no test family in {families!r} applies to these outputs; use tests='certify'."
-        )
-    development = final + development
-    best = final[0][2]
+    rounds = len(budget.rounds)
+    note = _development_note(progress, rounds)
+    chosen_pair, held_a, held_b, shown = race(
+        len(pairs), budget, draw, develop, cheap, alpha_per_rate=alpha_plan, delta=delta,
+        target=target, note=note,
+    )
+    note(rounds, f"the chosen pair, every test family, {budget.final} new calls per input")
+    final_a, final_b = draw(chosen_pair, rounds - 1, budget.final)
+    dev_a = final_a if held_a.size == 0 else np.vstack([held_a, final_a])
+    dev_b = final_b if held_b.size == 0 else np.vstack([held_b, final_b])
+    del held_a, held_b, final_a, final_b
+    found, dev_a, dev_b, extra = choose(
+        dev_a, dev_b, families, develop, lambda n: draw(chosen_pair, rounds, n), budget, calls,
+        alpha_per_rate=alpha_plan, delta=delta, target=target,
+    )
+    reserved_n = budget.reserved - extra
+    per_round = [*budget.screening, budget.final + extra]
+    development_calls = budget.development_calls + 2 * extra
+    chosen_calls = dev_a.shape[0]
+    best = found[0]
     # the reserved calls split between the inputs as the chosen event's development counts
     # favour (judged on the half of the development calls that chose the threshold)
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
@@ -498,7 +420,7 @@ def audit_mechanism(
     )
     del dev_a, dev_b
     (la, xa), (lb, xb) = pairs[chosen_pair]
-    dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, rounds)
+    dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, per_round)
     test = FixedTest(
         pair=Pair(la, lb),
         model=best.model,
@@ -509,7 +431,11 @@ def audit_mechanism(
         development_auc=best.auc,
     )
     unit = "epsilon" if target is None else target.unit
-    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit) for p, n, c in development)
+    development = [(chosen_pair, chosen_calls, c, None) for c in found] + [
+        (c.pair, c.calls, c.choice, c)
+        for c in sorted(shown, key=lambda c: (c.round, c.key), reverse=True) if c.choice is not None
+    ]
+    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit, raced) for p, n, c, raced in development)
 
     # -- sealing and the one reserved evaluation ---------------------------------------------
     stream = ReservedStream.create(
@@ -529,15 +455,17 @@ def audit_mechanism(
         delta=delta,
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
-            "development_calls_per_input_by_round": rounds,
+            "development_calls_per_input_by_round": per_round,
+            "chosen_pair_development_calls_per_input": chosen_calls,
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "claim": None if claim is None else claim.describe(),
             "target": "epsilon" if target is None else target.kind,
             "development": [
                 {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
-                 "plug_in": c.plug_in, "auc": c.auc, "calls_per_input": n}
-                for p, n, c in development[:50]
+                 "plug_in": c.plug_in, "auc": c.auc, "calls_per_input": n,
+                 **({} if raced is None else {"round": raced.round + 1, "held_out": raced.held_out})}
+                for p, n, c, raced in development[:50]
             ],
         },
     )
@@ -561,7 +489,7 @@ def audit_mechanism(
         confidence_level=confidence_level,
         level_used=float(proto["level_used"]),
         calls=calls,
-        development_calls=_development_calls(len(pairs), rounds),
+        development_calls=development_calls,
         reserved_calls={la: reserved_a, lb: reserved_b},
         inputs=tuple((a[0], b[0]) for a, b in pairs),
         chosen=f"{best.label} {op} {best.threshold:.6g}",
@@ -569,15 +497,6 @@ def audit_mechanism(
         reserved_seconds=reserved_seconds,
         claim=claim,
     )
-
-
-def _development_calls(n_pairs: int, rounds: Sequence[int]) -> int:
-    """Development calls of all rounds of the pair choice (both inputs)."""
-    alive, total = n_pairs, 0
-    for k, n in enumerate(rounds):
-        total += 2 * (1 if k == len(rounds) - 1 else alive) * n
-        alive = math.ceil(alive / 2)
-    return total
 
 
 def _candidate_pairs(
@@ -648,21 +567,30 @@ def _diagnostic(
     choice: Choice,
     dev_n: int,
     unit: str = "epsilon",
+    raced: Candidate | None = None,
 ) -> Diagnostic:
-    """A development candidate as a Diagnostic (a ranking score, no DP meaning)."""
+    """A development candidate as a Diagnostic (a ranking score, no DP meaning).
+
+    The chosen pair's events score their pessimistic development value; a pair's showing in a
+    screening round scores its event's plug-in value on that round's fresh calls.
+    """
     what = "Eq. 16" if unit == "epsilon" else f"the certified {unit}"
+    details: dict[str, Any] = {
+        "plug_in": choice.plug_in,
+        "auc": choice.auc,
+        "orientation": choice.orientation,
+        "threshold": choice.threshold,
+    }
+    if raced is not None:
+        details.update(round=raced.round + 1, held_out_plug_in=raced.plug_in)
     return Diagnostic(
         method="mechanism_development",
-        score=choice.value,
+        score=choice.value if raced is None else raced.held_out,
         pair=Pair(pair[0][0], pair[1][0]),
         assumptions=DEV_ASSUMPTIONS,
-        equation=f"{what} at pessimistic development rates",
+        equation=(f"{what} at pessimistic development rates" if raced is None
+                  else f"{what} at plug-in rates of held-out development calls"),
         n_samples=(dev_n, dev_n),
         parameters={"test": choice.label, "family": choice.family, "unit": unit},
-        details={
-            "plug_in": choice.plug_in,
-            "auc": choice.auc,
-            "orientation": choice.orientation,
-            "threshold": choice.threshold,
-        },
+        details=details,
     )

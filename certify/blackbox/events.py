@@ -302,6 +302,7 @@ def choose_event(
     delta: float,
     seed: int,
     target: Target | None = None,
+    dev_level: float = DEV_LEVEL,
 ) -> list[Choice]:
     """Every family's best event for one input pair, best first.
 
@@ -323,6 +324,10 @@ def choose_event(
     target : Target, optional
         What the choice maximizes instead of Eq. 16 at ``delta`` (a claim's certified
         parameter; :meth:`certify.GDPClaim.target`).
+    dev_level : float, default DEV_LEVEL
+        Level of the pessimistic development rates that rank thresholds
+        (:func:`~certify.protocol.criterion.robust_cut`); 0.5 ranks by plug-in rates, still
+        required to hold on both quarters.
 
     Returns
     -------
@@ -381,7 +386,7 @@ def choose_event(
             # a score per coordinate: each coordinate's cuts are searched, so few cuts of one
             # are not few events
             orientation, threshold, value, plug_in = robust_cut(
-                halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=DEV_LEVEL,
+                halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=dev_level,
                 candidates=(len(found_halves) if family in ("coordinate", "binned", *FLOAT_FAMILIES)
                             else 1),
                 target=target,
