@@ -19,6 +19,7 @@ Nothing here sees a reserved call: whatever these stages choose, the certificate
 from __future__ import annotations
 
 import math
+import os as _os
 from collections.abc import Callable, Sequence
 from typing import Final, final
 
@@ -26,9 +27,10 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from certify.blackbox.events import DEV_LEVEL, Choice, Family, event_errors, expected_bound
+from certify.blackbox.events import Choice, Family, event_errors, expected_bound
 from certify.errors import ParameterError
-from certify.protocol.criterion import _value
+from certify.protocol.criterion import pessimistic_bound
+from certify.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
 from certify.stats.tradeoff import Target
 
 __all__ = [
@@ -49,10 +51,10 @@ __all__ = [
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
 
-SCREEN_CALLS: Final = 2_000
+SCREEN_CALLS: Final = int(_os.environ.get("CERTIFY_SCREEN_CALLS", "10000"))
 """Fewest calls per input a pair gets in its first screening round (when the budget allows)."""
 
-SCREEN_MAX_SHARE: Final = 0.25
+SCREEN_MAX_SHARE: Final = float(_os.environ.get("CERTIFY_SCREEN_SHARE", "0.3"))
 """Most of the budget the screening rounds may take to give each pair its first-round calls."""
 
 MAX_DEV_VALUES: Final = 20_000_000
@@ -65,14 +67,12 @@ costs its best event less than this share of its expected bound."""
 EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by growing the chosen pair's round."""
 
-import os as _os
-
 _FINAL_LEVEL = float(_os.environ.get("CERTIFY_FINAL_LEVEL", "0.05"))
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
 
-Draw = Callable[[int, int, int], tuple[NDArray[np.float64], NDArray[np.float64]]]
-"""``draw(pair, round, n)``: ``n`` fresh development calls on each input of a pair."""
+Draw = Callable[[int, int, int], NDArray[np.float64]]
+"""``draw(input, round, n)``: ``n`` fresh development calls on one of the distinct inputs."""
 
 Develop = Callable[
     [NDArray[np.float64], NDArray[np.float64], Sequence[Family], int, float, float], list[Choice]
@@ -94,8 +94,8 @@ class Budget:
     Attributes
     ----------
     screening : tuple of int
-        New calls per input of every pair still in the race, one entry per screening round
-        (empty for one candidate pair).
+        Calls of each screening round, all inputs of the pairs still in the race together
+        (empty for one candidate pair); an input shared by several pairs is called once for all.
     alive : tuple of int
         Pairs in the race in each screening round.
     final : int
@@ -112,31 +112,26 @@ class Budget:
     @property
     def development_calls(self) -> int:
         """Development calls of the plan, all pairs and both inputs."""
-        return 2 * (sum(a * n for a, n in zip(self.alive, self.screening, strict=True)) + self.final)
-
-    @property
-    def rounds(self) -> list[int]:
-        """New calls per input of each round, the chosen pair's last."""
-        return [*self.screening, self.final]
+        return sum(self.screening) + 2 * self.final
 
 
-def plan_budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> Budget:
+def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, width: int) -> Budget:
     """Development calls per round and reserved calls per input.
 
     One pair: its own round takes ``dev_fraction`` of the budget (at least
     :data:`MIN_DEV_CALLS`). Several pairs: as many screening rounds as halvings leave one pair,
-    each spending the same number of calls (the pairs halve, so each pair's new calls double),
-    together half of the development share, and the chosen pair's round the other half. Each
-    pair's first round gets at least :data:`SCREEN_CALLS` calls per input, taking up to
-    :data:`SCREEN_MAX_SHARE` of the budget for it: with many pairs and few calls, an equal
-    share leaves a few hundred calls per pair, where a pair whose best event is worth 0.05 can
-    look like one worth 0.25.
+    each spending the same number of calls (the pairs halve, so each input's new calls about
+    double), together half of the development share, and the chosen pair's round the other
+    half. Each of the ``n_inputs`` distinct inputs gets at least :data:`SCREEN_CALLS` calls in
+    the first round, taking up to :data:`SCREEN_MAX_SHARE` of the budget for it: with many
+    pairs and few calls, an equal share leaves a few hundred calls per pair, where a pair whose
+    best event is worth 0.05 can look like one worth 0.25.
 
     Examples
     --------
-    >>> b = plan_budget(1_000_000, 16, 0.1, 1)
-    >>> b.alive, b.screening[0] >= SCREEN_CALLS, b.final
-    ((16, 8, 4, 2), True, 25000)
+    >>> b = plan_budget(1_000_000, 8, 10, 0.1, 1)
+    >>> b.alive, b.screening[0] // 10 >= SCREEN_CALLS, b.final
+    ((8, 4, 2), True, 25000)
     """
     dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
     cap = MAX_DEV_VALUES // (2 * max(width, 1))
@@ -148,13 +143,12 @@ def plan_budget(calls: int, n_pairs: int, dev_fraction: float, width: int) -> Bu
     if not alive:
         final = max(min(dev_total // 2, cap), 4)
         return Budget((), (), final, _reserved(calls, 2 * final))
-    screen_total = max(dev_total // 2, 2 * n_pairs * SCREEN_CALLS * len(alive))
+    screen_total = max(dev_total // 2, n_inputs * SCREEN_CALLS * len(alive))
     screen_total = min(screen_total, max(dev_total // 2, int(SCREEN_MAX_SHARE * calls)))
-    per_round = screen_total // len(alive)
-    screening = tuple(max(min(per_round // (2 * a), cap // (len(alive) + 1)), 4) for a in alive)
-    final = max(min(dev_total // 4, cap), 4)
-    spent = 2 * (sum(a * n for a, n in zip(alive, screening, strict=True)) + final)
-    return Budget(screening, tuple(alive), final, _reserved(calls, spent))
+    per_round = min(screen_total // len(alive), n_inputs * (cap // (2 * len(alive))))
+    screening = tuple(max(per_round, 8 * n_inputs) for _ in alive)
+    final = max(min(dev_total // 4, cap // 2), 4)
+    return Budget(screening, tuple(alive), final, _reserved(calls, sum(screening) + 2 * final))
 
 
 def _reserved(calls: int, spent: int) -> int:
@@ -187,7 +181,10 @@ class Candidate:
         Its expected certified bound at the planned reserve, from its plug-in rates on the
         round's fresh calls (calls that did not choose it).
     plug_in : float
-        Eq. 16 (or the target) at those rates themselves: breaks ties at 0.
+        Eq. 16's log ratio at those rates, each one standard deviation high, not floored at 0:
+        breaks ties at 0 (:func:`_log_ratio_interval`).
+    upper : float
+        The same with both rates one standard deviation low.
     """
 
     pair: int
@@ -196,6 +193,7 @@ class Candidate:
     choice: Choice | None
     held_out: float
     plug_in: float
+    upper: float = math.inf
 
     @property
     def key(self) -> tuple[float, float]:
@@ -203,22 +201,66 @@ class Candidate:
         return (self.held_out, self.plug_in)
 
 
-def _plug_in(
-    choice: Choice,
-    out_a: NDArray[np.float64],
-    out_b: NDArray[np.float64],
+def _log_ratio_interval(fp: int, n0: int, fn: int, n1: int, delta: float) -> tuple[float, float]:
+    """Eq. 16's log ratio with both error rates one standard deviation high, and both low.
+
+    Not floored at 0: where no pair's event is certifiable yet on a round's calls, pairs are
+    still ranked by how far their events' rates lie apart, a chance event seen a few times
+    paying for its width; the pair whose high end lies below another's low end is out.
+    """
+    bounds = []
+    for rate in (clopper_pearson_upper, clopper_pearson_lower):
+        u0, u1 = rate(fp, n0, SCREEN_LEVEL), rate(fn, n1, SCREEN_LEVEL)
+        bounds.append(max(
+            math.log((1.0 - delta - u) / v) if 1.0 - delta - u > 0.0 and v > 0.0 else -math.inf
+            for u, v in ((u1, u0), (u0, u1))
+        ))
+    return bounds[0], bounds[1]
+
+
+def _cross_fitted_showing(
+    pair: int,
+    r: int,
+    calls_a: NDArray[np.float64],
+    calls_b: NDArray[np.float64],
+    reserved: int,
+    develop: Develop,
+    families: Sequence[Family],
+    *,
+    alpha_per_rate: float,
     delta: float,
     target: Target | None,
-) -> float:
-    """Eq. 16 (or the target) at an event's smoothed rates on outputs: no width at all."""
-    fp, fn = event_errors(choice, out_a, out_b)
-    u0 = np.array([(fp + 0.5) / (out_a.shape[0] + 1.0)])
-    u1 = np.array([(fn + 0.5) / (out_b.shape[0] + 1.0)])
-    return float(_value(u0, u1, delta, target)[0])
+) -> Candidate:
+    """A pair's showing on all its calls: events chosen on one half, counted on the other.
+
+    The calls are cut in two halves (alternate rows); an event is chosen on each half and its
+    errors are counted on the other, and the counts of both are pooled. Every count comes from
+    an event that did not see it, so the value is free of the selection that made an event
+    look best, and it rests on all the pair's calls.
+    """
+    halves = [(calls_a[k::2], calls_b[k::2]) for k in (0, 1)]
+    fp = fn = n0 = n1 = 0
+    best: Choice | None = None
+    for k in (0, 1):
+        fit_a, fit_b = halves[k]
+        val_a, val_b = halves[1 - k]
+        found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, _FINAL_LEVEL)
+        if not found:
+            return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
+        e0, e1 = event_errors(found[0], val_a, val_b)
+        fp, fn, n0, n1 = fp + e0, fn + e1, n0 + val_a.shape[0], n1 + val_b.shape[0]
+        best = found[0] if best is None or found[0].value > best.value else best
+    assert best is not None
+    held_out = float(pessimistic_bound(
+        np.array([fp], dtype=np.float64), n0, np.array([fn], dtype=np.float64), n1,
+        reserved, reserved, alpha_per_rate, delta, SCREEN_LEVEL, target=target,
+    )[0])
+    low, high = _log_ratio_interval(fp, n0, fn, n1, delta)
+    return Candidate(pair, r, calls_a.shape[0], best, held_out, low, high)
 
 
 def race(
-    n_pairs: int,
+    pairs: Sequence[tuple[int, int]],
     budget: Budget,
     draw: Draw,
     develop: Develop,
@@ -228,69 +270,77 @@ def race(
     delta: float,
     target: Target | None,
     note: Callable[[int, str], None],
-) -> tuple[int, NDArray[np.float64], NDArray[np.float64], list[Candidate]]:
+) -> tuple[int, NDArray[np.float64], NDArray[np.float64], list[Candidate], list[int]]:
     """Successive halving over the candidate pairs, judged on held-out calls.
+
+    Parameters
+    ----------
+    pairs : sequence of (int, int)
+        Each candidate pair as the indices of its two inputs among the distinct inputs.
+    budget : Budget
+        The plan (:func:`plan_budget`).
+    draw, develop : callable
+        Fresh development calls of one input; the event choice.
+    families : sequence of str
+        The families the race tries.
+    alpha_per_rate, delta, target
+        As the audit will certify.
+    note : callable
+        ``note(round, text)``: progress.
 
     Returns
     -------
-    (int, numpy.ndarray, numpy.ndarray, list of Candidate)
-        The chosen pair, all of its development calls on input a and input b (every round's),
-        and every pair's showing in every round.
+    (int, numpy.ndarray, numpy.ndarray, list of Candidate, list of int)
+        The chosen pair, all of its development calls on its first and second input (every
+        round's), every pair's showing in every round, and the new calls per input of each
+        round.
 
     Notes
     -----
-    Round ``r`` gives each pair in the race ``budget.screening[r]`` fresh calls per input. The
-    pair's event is chosen (``develop`` with ``families``) on its calls of the earlier rounds,
-    in the first round on the first half of the new calls, and valued on the new calls that
-    did not choose it; the better half of the pairs, by that value, goes on with all its calls.
-    A chance event of a weak pair (a tail that looked far apart on a few hundred calls) has to
-    show again on fresh calls to win, and a pair's calls grow as the race narrows.
+    Round ``r`` spends ``budget.screening[r]`` fresh calls, shared equally by the distinct
+    inputs of the pairs still in the race: an input of several pairs (a base database and its
+    neighbours) is called once for all of them, and the pairs are compared on the same calls.
+    A pair's event is chosen (``develop`` with ``families``) on its inputs' calls of the earlier
+    rounds, in the first round on the first half of the new calls, and valued on the new calls
+    that did not choose it; the better half of the pairs, by that value, goes on with all their
+    calls. A chance event of a weak pair (a tail that looked far apart on a few hundred calls)
+    has to show again on fresh calls to win, and the calls grow as the race narrows.
     """
-    alive = list(range(n_pairs))
-    held: dict[int, tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]] = {
-        p: ([], []) for p in alive
-    }
+    alive = list(range(len(pairs)))
+    held: dict[int, list[NDArray[np.float64]]] = {}
     shown: list[Candidate] = []
-    for r, n in enumerate(budget.screening):
-        note(r + 1, f"{len(alive)} input pairs, {n} new calls per input")
+    per_input: list[int] = []
+    for r, total in enumerate(budget.screening):
+        inputs = sorted({i for p in alive for i in pairs[p]})
+        n = max(total // len(inputs), 4)
+        per_input.append(n)
+        note(r + 1, f"{len(alive)} input pairs, {n} new calls on each of {len(inputs)} inputs")
+        new = {i: draw(i, r, n) for i in inputs}
+        for i, rows in new.items():
+            held.setdefault(i, []).append(rows)
+        del new
         round_shown: dict[int, Candidate] = {}
         for p in alive:
-            new_a, new_b = draw(p, r, n)
-            old_a, old_b = held[p]
-            if old_a:
-                fit_a, fit_b = np.vstack(old_a), np.vstack(old_b)
-                val_a, val_b = new_a, new_b
-            else:
-                fit_a, val_a = new_a[: n // 2], new_a[n // 2 :]
-                fit_b, val_b = new_b[: n // 2], new_b[n // 2 :]
-            # the event is chosen for, and valued at, a reserve the size of the held-out calls:
-            # the bound those calls would certify, not an extrapolation of their rare counts
-            size = int(val_a.shape[0])
-            found = develop(fit_a, fit_b, families, size, SCREEN_LEVEL, 0.5)
-            best = found[0] if found else None
-            if best is None:
-                held_out, plug_in = -1.0, -math.inf
-            else:
-                held_out = expected_bound(
-                    best, val_a, val_b, [(size, size)],
-                    alpha_per_rate=SCREEN_LEVEL, delta=delta, target=target,
-                )[0]
-                plug_in = _plug_in(best, val_a, val_b, delta, target)
-            round_shown[p] = Candidate(p, r, fit_a.shape[0], best, held_out, plug_in)
-            del fit_a, fit_b, val_a, val_b
-            old_a.append(new_a)
-            old_b.append(new_b)
+            a, b = pairs[p]
+            round_shown[p] = _cross_fitted_showing(
+                p, r, np.vstack(held[a]), np.vstack(held[b]), budget.reserved, develop, families,
+                alpha_per_rate=alpha_per_rate, delta=delta, target=target,
+            )
         shown.extend(round_shown.values())
+        # out: the pairs whose showing lies clearly below the best one's, at most half of them
         ranked = sorted(alive, key=lambda q: round_shown[q].key, reverse=True)
-        alive = ranked[: math.ceil(len(alive) / 2)]
-        for p in ranked[len(alive) :]:
-            del held[p]
+        floor = max(round_shown[q].plug_in for q in alive)
+        behind = [q for q in ranked if round_shown[q].upper < floor]
+        out = set(behind[::-1][: len(alive) // 2])
+        alive = [q for q in ranked if q not in out]
+        for i in set(held) - {i for p in alive for i in pairs[p]}:
+            del held[i]
     chosen = alive[0]
-    parts_a, parts_b = held[chosen]
-    if not parts_a:
+    a, b = pairs[chosen]
+    if a not in held:
         empty = np.empty((0, 0), dtype=np.float64)
-        return chosen, empty, empty, shown
-    return chosen, np.vstack(parts_a), np.vstack(parts_b), shown
+        return chosen, empty, empty, shown, per_input
+    return chosen, np.vstack(held[a]), np.vstack(held[b]), shown, per_input
 
 
 def extension(

@@ -371,14 +371,18 @@ def audit_mechanism(
     width = probe.shape[1]
     distinct = {label: x for pair in pairs for label, x in pair}
     check_fresh_randomness(mechanism, list(distinct.items()), name=readable, width=width, seed=seed)
-    budget = plan_budget(calls, len(pairs), float(dev_fraction), width)
+    # a pair and its reverse are one audit (Eq. 16 bounds both directions of the one event), and
+    # an input shared by several pairs is called once for all of them
+    labels = list(distinct)
+    raced = _unordered(pairs)
+    index = [(labels.index(pairs[p][0][0]), labels.index(pairs[p][1][0])) for p in raced]
+    budget = plan_budget(calls, len(raced), len({i for pair in index for i in pair}),
+                         float(dev_fraction), width)
 
-    def draw(p: int, r: int, n: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """``n`` fresh development calls on each input of pair ``p`` in round ``r``."""
-        (la, xa), (lb, xb) = pairs[p]
-        seqs = [np.random.SeedSequence(seed, spawn_key=(1, p, r, side)) for side in (0, 1)]
-        return (_draw(mechanism, xa, n, seqs[0], readable, la, width),
-                _draw(mechanism, xb, n, seqs[1], readable, lb, width))
+    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
+        """``n`` fresh development calls on distinct input ``i`` in round ``r``."""
+        seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
+        return _draw(mechanism, distinct[labels[i]], n, seq, readable, labels[i], width)
 
     def develop(
         dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
@@ -391,23 +395,25 @@ def audit_mechanism(
 
     # the race among candidate pairs tries the cheap families; the chosen pair, every family
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
-    rounds = len(budget.rounds)
+    rounds = len(budget.screening) + 1
     note = _development_note(progress, rounds)
-    chosen_pair, held_a, held_b, shown = race(
-        len(pairs), budget, draw, develop, cheap, alpha_per_rate=alpha_plan, delta=delta,
+    won, held_a, held_b, shown, per_round = race(
+        index, budget, draw, develop, cheap, alpha_per_rate=alpha_plan, delta=delta,
         target=target, note=note,
     )
+    chosen_pair = raced[won]
+    ia, ib = index[won]
     note(rounds, f"the chosen pair, every test family, {budget.final} new calls per input")
-    final_a, final_b = draw(chosen_pair, rounds - 1, budget.final)
+    final_a, final_b = draw(ia, rounds - 1, budget.final), draw(ib, rounds - 1, budget.final)
     dev_a = final_a if held_a.size == 0 else np.vstack([held_a, final_a])
     dev_b = final_b if held_b.size == 0 else np.vstack([held_b, final_b])
     del held_a, held_b, final_a, final_b
     found, dev_a, dev_b, extra = choose(
-        dev_a, dev_b, families, develop, lambda n: draw(chosen_pair, rounds, n), budget, calls,
-        alpha_per_rate=alpha_plan, delta=delta, target=target,
+        dev_a, dev_b, families, develop, lambda n: (draw(ia, rounds, n), draw(ib, rounds, n)),
+        budget, calls, alpha_per_rate=alpha_plan, delta=delta, target=target,
     )
     reserved_n = budget.reserved - extra
-    per_round = [*budget.screening, budget.final + extra]
+    per_round.append(budget.final + extra)
     development_calls = budget.development_calls + 2 * extra
     chosen_calls = dev_a.shape[0]
     best = found[0]
@@ -432,7 +438,7 @@ def audit_mechanism(
     )
     unit = "epsilon" if target is None else target.unit
     development = [(chosen_pair, chosen_calls, c, None) for c in found] + [
-        (c.pair, c.calls, c.choice, c)
+        (raced[c.pair], c.calls, c.choice, c)
         for c in sorted(shown, key=lambda c: (c.round, c.key), reverse=True) if c.choice is not None
     ]
     diagnostics = tuple(_diagnostic(pairs[p], c, n, unit, raced) for p, n, c, raced in development)
@@ -455,6 +461,7 @@ def audit_mechanism(
         delta=delta,
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
+            "raced_pairs": [[pairs[p][0][0], pairs[p][1][0]] for p in raced],
             "development_calls_per_input_by_round": per_round,
             "chosen_pair_development_calls_per_input": chosen_calls,
             "reserved_split": [reserved_a, reserved_b],
@@ -536,6 +543,19 @@ def _candidate_pairs(
             seen.add((la, lb))
             out.append(((la, xa), (lb, xb)))
     return out
+
+
+def _unordered(
+    pairs: Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]],
+) -> list[int]:
+    """Indices of the pairs to race: the first of each pair and its reverse."""
+    seen: set[frozenset[str]] = set()
+    keep = []
+    for p, ((la, _), (lb, _)) in enumerate(pairs):
+        if frozenset((la, lb)) not in seen:
+            seen.add(frozenset((la, lb)))
+            keep.append(p)
+    return keep
 
 
 def _dev_fingerprint(

@@ -370,6 +370,11 @@ def choose_event(
                 halves = given
                 s0 = np.concatenate([h[0] for h in halves])
                 s1 = np.concatenate([h[1] for h in halves])
+            elif family == "coordinate":
+                # a coordinate is its own score, fitted on nothing: every development call
+                # judges its cut, each half on its own
+                s0, s1 = model.score(dev_a), model.score(dev_b)
+                halves = [(s0[:half_a], s1[:half_b]), (s0[half_a:], s1[half_b:])]
             else:
                 rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
                 s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
@@ -447,13 +452,16 @@ def expected_bound(
     alpha_per_rate: float,
     delta: float,
     target: Target | None = None,
+    dev_level: float = 0.5,
 ) -> list[float]:
     """The bounds an event is expected to certify with each of several reserves, at its rates here.
 
     The error rates are the plug-in rates of ``out_a`` and ``out_b`` (level 0.5 of
-    :func:`~certify.protocol.criterion.pessimistic_bound`); the outputs are scored once for
-    all reserve sizes. On calls that did not choose the event the value is free of the
-    selection that made it look best where it was chosen.
+    :func:`~certify.protocol.criterion.pessimistic_bound`), or their one-sided upper bounds at
+    ``dev_level`` below 0.5 (an event seen a few times is then judged by what those few counts
+    cannot exclude); the outputs are scored once for all reserve sizes. On calls that did not
+    choose the event the value is free of the selection that made it look best where it was
+    chosen.
 
     Examples
     --------
@@ -468,7 +476,8 @@ def expected_bound(
     """
     errors = event_errors(choice, out_a, out_b)
     return [
-        _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, 0.5, target) for r in reserved
+        _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, dev_level, target)
+        for r in reserved
     ]
 
 
