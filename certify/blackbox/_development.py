@@ -21,13 +21,22 @@ from __future__ import annotations
 import math
 import os as _os
 from collections.abc import Callable, Sequence
-from typing import Final, final
+from typing import Any, Final, final
 
 import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from certify.blackbox.events import Choice, Family, event_errors, expected_bound
+from certify.blackbox.events import (
+    Choice,
+    Family,
+    choose_event,
+    event_errors,
+    expected_bound,
+    split_reserved,
+)
+from certify.data.draws import Mechanism, call_mechanism
+from certify.data.stream import CHUNK_CALLS
 from certify.errors import ParameterError
 from certify.protocol.criterion import pessimistic_bound
 from certify.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
@@ -42,7 +51,9 @@ __all__ = [
     "SCREEN_MAX_SHARE",
     "Budget",
     "Candidate",
+    "Development",
     "choose",
+    "develop",
     "extension",
     "plan_budget",
     "race",
@@ -68,6 +79,7 @@ EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by growing the chosen pair's round."""
 
 _FINAL_LEVEL = float(_os.environ.get("CERTIFY_FINAL_LEVEL", "0.05"))
+_SCREEN_DEV_LEVEL = float(_os.environ.get("CERTIFY_SCREEN_DEV_LEVEL", "0.25"))
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
 
@@ -239,23 +251,32 @@ def _cross_fitted_showing(
     look best, and it rests on all the pair's calls.
     """
     halves = [(calls_a[k::2], calls_b[k::2]) for k in (0, 1)]
-    fp = fn = n0 = n1 = 0
+    # pooled in the direction each event was chosen for: the calls inside a set rare under one
+    # input (``rare``, of ``n_rare``) against the same set's calls under the other (``hits``)
+    rare = hits = n_rare = n_hits = 0
     best: Choice | None = None
     for k in (0, 1):
         fit_a, fit_b = halves[k]
         val_a, val_b = halves[1 - k]
-        found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, _FINAL_LEVEL)
+        found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, _SCREEN_DEV_LEVEL)
         if not found:
             return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
+        fp, fn = event_errors(found[0], fit_a, fit_b)
         e0, e1 = event_errors(found[0], val_a, val_b)
-        fp, fn, n0, n1 = fp + e0, fn + e1, n0 + val_a.shape[0], n1 + val_b.shape[0]
+        m0, m1 = val_a.shape[0], val_b.shape[0]
+        if (fit_b.shape[0] - fn + 0.5) * (fit_a.shape[0] + 1.0) / (fp + 0.5) >= (
+            (fit_a.shape[0] - fp + 0.5) * (fit_b.shape[0] + 1.0) / (fn + 0.5)
+        ):  # the set S is rare under a: P_b(S) / P_a(S)
+            rare, n_rare, hits, n_hits = rare + e0, n_rare + m0, hits + m1 - e1, n_hits + m1
+        else:  # its complement is rare under b: P_a(not S) / P_b(not S)
+            rare, n_rare, hits, n_hits = rare + e1, n_rare + m1, hits + m0 - e0, n_hits + m0
         best = found[0] if best is None or found[0].value > best.value else best
     assert best is not None
     held_out = float(pessimistic_bound(
-        np.array([fp], dtype=np.float64), n0, np.array([fn], dtype=np.float64), n1,
-        reserved, reserved, alpha_per_rate, delta, SCREEN_LEVEL, target=target,
+        np.array([rare], dtype=np.float64), n_rare, np.array([n_hits - hits], dtype=np.float64),
+        n_hits, reserved, reserved, alpha_per_rate, delta, 0.5, target=target,
     )[0])
-    low, high = _log_ratio_interval(fp, n0, fn, n1, delta)
+    low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta)
     return Candidate(pair, r, calls_a.shape[0], best, held_out, low, high)
 
 
@@ -270,7 +291,7 @@ def race(
     delta: float,
     target: Target | None,
     note: Callable[[int, str], None],
-) -> tuple[int, NDArray[np.float64], NDArray[np.float64], list[Candidate], list[int]]:
+) -> tuple[int, NDArray[np.float64], NDArray[np.float64], list[Candidate], list[int], int]:
     """Successive halving over the candidate pairs, judged on held-out calls.
 
     Parameters
@@ -290,10 +311,10 @@ def race(
 
     Returns
     -------
-    (int, numpy.ndarray, numpy.ndarray, list of Candidate, list of int)
+    (int, numpy.ndarray, numpy.ndarray, list of Candidate, list of int, int)
         The chosen pair, all of its development calls on its first and second input (every
-        round's), every pair's showing in every round, and the new calls per input of each
-        round.
+        round's), every pair's showing in every round, the new calls per input of each round,
+        and the calls spent.
 
     Notes
     -----
@@ -310,10 +331,12 @@ def race(
     held: dict[int, list[NDArray[np.float64]]] = {}
     shown: list[Candidate] = []
     per_input: list[int] = []
+    spent = 0
     for r, total in enumerate(budget.screening):
         inputs = sorted({i for p in alive for i in pairs[p]})
         n = max(total // len(inputs), 4)
         per_input.append(n)
+        spent += n * len(inputs)
         note(r + 1, f"{len(alive)} input pairs, {n} new calls on each of {len(inputs)} inputs")
         new = {i: draw(i, r, n) for i in inputs}
         for i, rows in new.items():
@@ -335,12 +358,14 @@ def race(
         alive = [q for q in ranked if q not in out]
         for i in set(held) - {i for p in alive for i in pairs[p]}:
             del held[i]
+        if len(alive) == 1:  # decided: the rest of the screening calls stay in the reserve
+            break
     chosen = alive[0]
     a, b = pairs[chosen]
     if a not in held:
         empty = np.empty((0, 0), dtype=np.float64)
-        return chosen, empty, empty, shown, per_input
-    return chosen, np.vstack(held[a]), np.vstack(held[b]), shown, per_input
+        return chosen, empty, empty, shown, per_input, spent
+    return chosen, np.vstack(held[a]), np.vstack(held[b]), shown, per_input, spent
 
 
 def extension(
@@ -437,3 +462,155 @@ def choose(
         )]
         found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, _FINAL_LEVEL) or found
     return found, dev_a, dev_b, extra
+
+
+Pairs = Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]]
+"""Labelled candidate pairs: ``((label_a, input_a), (label_b, input_b))``."""
+
+
+@final
+@attrs.frozen
+class Development:
+    """What development chose, and what it cost.
+
+    Attributes
+    ----------
+    pair : int
+        The chosen pair's index among the candidates.
+    found : list of Choice
+        Every family's best event for it, best first (the first is registered).
+    raced : list of int
+        The candidates that raced (the first of each pair and its reverse).
+    shown : list of Candidate
+        Every raced pair's showing in every screening round (``Candidate.pair`` indexes
+        ``raced``).
+    per_round : list of int
+        New calls per input of each round, the chosen pair's round (grown) last.
+    development_calls : int
+        All development calls.
+    chosen_calls : int
+        Development calls per input of the chosen pair, every round's.
+    reserved : (int, int)
+        Reserved calls on its first and second input.
+    """
+
+    pair: int
+    found: list[Choice]
+    raced: list[int]
+    shown: list[Candidate]
+    per_round: list[int]
+    development_calls: int
+    chosen_calls: int
+    reserved: tuple[int, int]
+
+
+def draw_calls(
+    mechanism: Mechanism,
+    x: NDArray[Any],
+    n: int,
+    seq: np.random.SeedSequence,
+    name: str,
+    label: str,
+    width: int | None,
+) -> NDArray[np.float64]:
+    """``n`` development calls in chunks (the same chunking as the reserved stream)."""
+    parts = []
+    rng = np.random.Generator(np.random.PCG64(seq))
+    done = 0
+    while done < n:
+        size = min(CHUNK_CALLS, n - done)
+        part = call_mechanism(mechanism, x, size, rng, name=name, label=label, width=width)
+        width = part.shape[1]
+        parts.append(part)
+        done += size
+    return np.vstack(parts)
+
+
+def unordered(pairs: Pairs) -> list[int]:
+    """Indices of the pairs to race: the first of each pair and its reverse.
+
+    Eq. 16 bounds both directions of one event, so a pair and its reverse are one audit.
+    """
+    seen: set[frozenset[str]] = set()
+    keep = []
+    for p, ((la, _), (lb, _)) in enumerate(pairs):
+        if frozenset((la, lb)) not in seen:
+            seen.add(frozenset((la, lb)))
+            keep.append(p)
+    return keep
+
+
+def develop(
+    mechanism: Mechanism,
+    pairs: Pairs,
+    *,
+    calls: int,
+    seed: int,
+    width: int,
+    name: str,
+    families: Sequence[Family],
+    dev_fraction: float,
+    alpha_per_rate: float,
+    delta: float,
+    target: Target | None,
+    note: Callable[[int, int, str], None],
+) -> Development:
+    """Every development stage of an audit: budget, race, event, reserved split.
+
+    The calls of distinct input ``i`` in round ``r`` come from ``SeedSequence(seed,
+    spawn_key=(1, i, r))``, so they are the same whatever else the audit draws. The race tries
+    the cheap families (all but ``logistic`` and ``boosted``); the chosen pair, every family.
+    The reserved calls are split between its inputs as the chosen event's development counts
+    favour (judged on the half of its development calls that chose the threshold).
+    """
+    labels = list(dict.fromkeys(label for pair in pairs for label, _ in pair))
+    inputs = {label: x for pair in pairs for label, x in pair}
+    raced = unordered(pairs)
+    index = [(labels.index(pairs[p][0][0]), labels.index(pairs[p][1][0])) for p in raced]
+    budget = plan_budget(calls, len(raced), len({i for pair in index for i in pair}), dev_fraction, width)
+    rounds = len(budget.screening) + 1
+
+    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
+        seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
+        return draw_calls(mechanism, inputs[labels[i]], n, seq, name, labels[i], width)
+
+    def choose_for(
+        dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
+        reserved: int, alpha: float, dev_level: float,
+    ) -> list[Choice]:
+        return choose_event(
+            dev_a, dev_b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+            delta=delta, seed=seed, target=target, dev_level=dev_level,
+        )
+
+    cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)
+    won, held_a, held_b, shown, per_round, spent = race(
+        index, budget, draw, choose_for, cheap, alpha_per_rate=alpha_per_rate, delta=delta,
+        target=target, note=lambda r, what: note(r, rounds, what),
+    )
+    ia, ib = index[won]
+    note(rounds, rounds, f"the chosen pair, every test family, {budget.final} new calls per input")
+    final_a, final_b = draw(ia, rounds - 1, budget.final), draw(ib, rounds - 1, budget.final)
+    dev_a = final_a if held_a.size == 0 else np.vstack([held_a, final_a])
+    dev_b = final_b if held_b.size == 0 else np.vstack([held_b, final_b])
+    del held_a, held_b, final_a, final_b
+    found, dev_a, dev_b, extra = choose(
+        dev_a, dev_b, families, choose_for, lambda n: (draw(ia, rounds, n), draw(ib, rounds, n)),
+        budget, calls, alpha_per_rate=alpha_per_rate, delta=delta, target=target,
+    )
+    development_calls = spent + 2 * (budget.final + extra)
+    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+    reserved = split_reserved(
+        found[0], dev_a[half_a:], dev_b[half_b:], 2 * ((calls - development_calls) // 2),
+        alpha_per_rate=alpha_per_rate, delta=delta, target=target,
+    )
+    return Development(
+        pair=raced[won],
+        found=found,
+        raced=raced,
+        shown=shown,
+        per_round=[*per_round, budget.final + extra],
+        development_calls=development_calls,
+        chosen_calls=int(dev_a.shape[0]),
+        reserved=reserved,
+    )

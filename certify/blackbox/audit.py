@@ -23,14 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from certify._core import Pair, check_confidence_level, check_delta, check_int
-from certify.blackbox._development import Candidate, choose, plan_budget, race
-from certify.blackbox.events import (
-    Choice,
-    Family,
-    choose_event,
-    resolve_families,
-    split_reserved,
-)
+from certify.blackbox._development import Candidate, develop
+from certify.blackbox.events import Choice, resolve_families
 from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.data.draws import (
     Mechanism,
@@ -42,7 +36,7 @@ from certify.data.draws import (
     mechanism_identity,
     mechanism_name,
 )
-from certify.data.stream import CHUNK_CALLS, Backend, ReservedStream
+from certify.data.stream import Backend, ReservedStream
 from certify.errors import ParameterError
 from certify.plan import rate_level
 from certify.protocol.fixed import FixedTest
@@ -160,36 +154,14 @@ def _progress(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int]
     return progress_callback("reserved calls")
 
 
-def _development_note(enabled: bool | Callable[[int, int], None], rounds: int) -> Callable[[int, str], None]:
+def _development_note(enabled: bool | Callable[[int, int], None]) -> Callable[[int, int, str], None]:
     """A line on stderr at each development round's start, when progress is on (``True``)."""
-    def note(r: int, what: str) -> None:
+    def note(r: int, rounds: int, what: str) -> None:
         if enabled is True:
             sys.stderr.write(f"development round {r}/{rounds}: {what}\n")
             sys.stderr.flush()
 
     return note
-
-
-def _draw(
-    mechanism: Mechanism,
-    x: NDArray[Any],
-    n: int,
-    seq: np.random.SeedSequence,
-    name: str,
-    label: str,
-    width: int | None,
-) -> NDArray[np.float64]:
-    """``n`` development calls in chunks (the same chunking as the reserved stream)."""
-    parts = []
-    rng = np.random.Generator(np.random.PCG64(seq))
-    done = 0
-    while done < n:
-        size = min(CHUNK_CALLS, n - done)
-        part = call_mechanism(mechanism, x, size, rng, name=name, label=label, width=width)
-        width = part.shape[1]
-        parts.append(part)
-        done += size
-    return np.vstack(parts)
 
 
 def audit_mechanism(
@@ -371,62 +343,15 @@ def audit_mechanism(
     width = probe.shape[1]
     distinct = {label: x for pair in pairs for label, x in pair}
     check_fresh_randomness(mechanism, list(distinct.items()), name=readable, width=width, seed=seed)
-    # a pair and its reverse are one audit (Eq. 16 bounds both directions of the one event), and
-    # an input shared by several pairs is called once for all of them
-    labels = list(distinct)
-    raced = _unordered(pairs)
-    index = [(labels.index(pairs[p][0][0]), labels.index(pairs[p][1][0])) for p in raced]
-    budget = plan_budget(calls, len(raced), len({i for pair in index for i in pair}),
-                         float(dev_fraction), width)
-
-    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
-        """``n`` fresh development calls on distinct input ``i`` in round ``r``."""
-        seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
-        return _draw(mechanism, distinct[labels[i]], n, seq, readable, labels[i], width)
-
-    def develop(
-        dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
-        reserved: int, alpha: float, dev_level: float,
-    ) -> list[Choice]:
-        return choose_event(
-            dev_a, dev_b, fams, reserved_a=reserved, reserved_b=reserved,
-            alpha_per_rate=alpha, delta=delta, seed=seed, target=target, dev_level=dev_level,
-        )
-
-    # the race among candidate pairs tries the cheap families; the chosen pair, every family
-    cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or families
-    rounds = len(budget.screening) + 1
-    note = _development_note(progress, rounds)
-    won, held_a, held_b, shown, per_round = race(
-        index, budget, draw, develop, cheap, alpha_per_rate=alpha_plan, delta=delta,
-        target=target, note=note,
+    dev = develop(
+        mechanism, pairs, calls=calls, seed=seed, width=width, name=readable, families=families,
+        dev_fraction=float(dev_fraction), alpha_per_rate=alpha_plan, delta=delta, target=target,
+        note=_development_note(progress),
     )
-    chosen_pair = raced[won]
-    ia, ib = index[won]
-    note(rounds, f"the chosen pair, every test family, {budget.final} new calls per input")
-    final_a, final_b = draw(ia, rounds - 1, budget.final), draw(ib, rounds - 1, budget.final)
-    dev_a = final_a if held_a.size == 0 else np.vstack([held_a, final_a])
-    dev_b = final_b if held_b.size == 0 else np.vstack([held_b, final_b])
-    del held_a, held_b, final_a, final_b
-    found, dev_a, dev_b, extra = choose(
-        dev_a, dev_b, families, develop, lambda n: (draw(ia, rounds, n), draw(ib, rounds, n)),
-        budget, calls, alpha_per_rate=alpha_plan, delta=delta, target=target,
-    )
-    reserved_n = budget.reserved - extra
-    per_round.append(budget.final + extra)
-    development_calls = budget.development_calls + 2 * extra
-    chosen_calls = dev_a.shape[0]
-    best = found[0]
-    # the reserved calls split between the inputs as the chosen event's development counts
-    # favour (judged on the half of the development calls that chose the threshold)
-    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
-    reserved_a, reserved_b = split_reserved(
-        best, dev_a[half_a:], dev_b[half_b:], 2 * reserved_n, alpha_per_rate=alpha_plan,
-        delta=delta, target=target,
-    )
-    del dev_a, dev_b
-    (la, xa), (lb, xb) = pairs[chosen_pair]
-    dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, per_round)
+    best = dev.found[0]
+    (la, xa), (lb, xb) = pairs[dev.pair]
+    reserved_a, reserved_b = dev.reserved
+    dev_fingerprint = _dev_fingerprint(identity, pairs, seed, calls, dev.per_round)
     test = FixedTest(
         pair=Pair(la, lb),
         model=best.model,
@@ -437,11 +362,12 @@ def audit_mechanism(
         development_auc=best.auc,
     )
     unit = "epsilon" if target is None else target.unit
-    development = [(chosen_pair, chosen_calls, c, None) for c in found] + [
-        (raced[c.pair], c.calls, c.choice, c)
-        for c in sorted(shown, key=lambda c: (c.round, c.key), reverse=True) if c.choice is not None
+    shown = [(dev.pair, dev.chosen_calls, c, None) for c in dev.found] + [
+        (dev.raced[c.pair], c.calls, c.choice, c)
+        for c in sorted(dev.shown, key=lambda c: (c.round, c.key), reverse=True)
+        if c.choice is not None
     ]
-    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit, raced) for p, n, c, raced in development)
+    diagnostics = tuple(_diagnostic(pairs[p], c, n, unit, raced) for p, n, c, raced in shown)
 
     # -- sealing and the one reserved evaluation ---------------------------------------------
     stream = ReservedStream.create(
@@ -461,9 +387,9 @@ def audit_mechanism(
         delta=delta,
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
-            "raced_pairs": [[pairs[p][0][0], pairs[p][1][0]] for p in raced],
-            "development_calls_per_input_by_round": per_round,
-            "chosen_pair_development_calls_per_input": chosen_calls,
+            "raced_pairs": [[pairs[p][0][0], pairs[p][1][0]] for p in dev.raced],
+            "development_calls_per_input_by_round": dev.per_round,
+            "chosen_pair_development_calls_per_input": dev.chosen_calls,
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "claim": None if claim is None else claim.describe(),
@@ -472,7 +398,7 @@ def audit_mechanism(
                 {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
                  "plug_in": c.plug_in, "auc": c.auc, "calls_per_input": n,
                  **({} if raced is None else {"round": raced.round + 1, "held_out": raced.held_out})}
-                for p, n, c, raced in development[:50]
+                for p, n, c, raced in shown[:50]
             ],
         },
     )
@@ -496,7 +422,7 @@ def audit_mechanism(
         confidence_level=confidence_level,
         level_used=float(proto["level_used"]),
         calls=calls,
-        development_calls=development_calls,
+        development_calls=dev.development_calls,
         reserved_calls={la: reserved_a, lb: reserved_b},
         inputs=tuple((a[0], b[0]) for a, b in pairs),
         chosen=f"{best.label} {op} {best.threshold:.6g}",
@@ -543,19 +469,6 @@ def _candidate_pairs(
             seen.add((la, lb))
             out.append(((la, xa), (lb, xb)))
     return out
-
-
-def _unordered(
-    pairs: Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]],
-) -> list[int]:
-    """Indices of the pairs to race: the first of each pair and its reverse."""
-    seen: set[frozenset[str]] = set()
-    keep = []
-    for p, ((la, _), (lb, _)) in enumerate(pairs):
-        if frozenset((la, lb)) not in seen:
-            seen.add(frozenset((la, lb)))
-            keep.append(p)
-    return keep
 
 
 def _dev_fingerprint(

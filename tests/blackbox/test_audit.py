@@ -402,25 +402,23 @@ def test_bad_settings_raise_parameter_error(
 
 
 def test_budget_gives_most_calls_to_the_reserved_stream() -> None:
-    """One pair: the development share of the budget; several pairs: halving rounds within it."""
-    budget = plan_budget(1_000_000, 1, 0.2, 1)
-    assert (budget.rounds, budget.reserved) == ([100_000], 400_000)
-    budget = plan_budget(1_000_000, 4, 0.2, 1)
-    assert budget.alive == (4, 2) and budget.screening[1] == 2 * budget.screening[0]
-    assert budget.development_calls + 2 * budget.reserved <= 1_000_000
-    assert budget.reserved >= 390_000
+    """One pair: the development share of the budget; several pairs: screening rounds within it."""
+    budget = plan_budget(1_000_000, 1, 2, 0.2, 1)
+    assert (budget.screening, budget.final, budget.reserved) == ((), 100_000, 400_000)
+    budget = plan_budget(10_000_000, 4, 5, 0.2, 1)
+    assert budget.alive == (4, 2) and budget.screening[0] == budget.screening[1]
+    assert budget.development_calls + 2 * budget.reserved <= 10_000_000
+    assert budget.reserved >= 3_900_000
 
 
-def test_screening_gives_each_pair_its_first_calls_within_a_cap() -> None:
-    """Many pairs and few calls: each pair's first round gets SCREEN_CALLS, up to a share of the budget."""
-    budget = plan_budget(4_000_000, 16, 0.1, 1)
-    assert budget.alive == (16, 8, 4, 2) and budget.screening[0] >= SCREEN_CALLS
-    assert all(b == 2 * a for a, b in zip(budget.screening, budget.screening[1:]))
-    screening = 2 * sum(a * n for a, n in zip(budget.alive, budget.screening))
-    assert 0.1 * 4_000_000 / 2 < screening <= SCREEN_MAX_SHARE * 4_000_000 + 64
-    tight = plan_budget(100_000, 16, 0.1, 1)  # the cap binds: fewer calls per pair, never more
-    assert tight.screening[0] < SCREEN_CALLS
-    assert 2 * sum(a * n for a, n in zip(tight.alive, tight.screening)) <= SCREEN_MAX_SHARE * 100_000 + 64
+def test_screening_gives_each_input_its_first_calls_within_a_cap() -> None:
+    """Many pairs and few calls: each input's first round gets SCREEN_CALLS, up to a share of the budget."""
+    budget = plan_budget(4_000_000, 8, 10, 0.1, 1)
+    assert budget.alive == (8, 4, 2) and budget.screening[0] >= 10 * SCREEN_CALLS
+    assert 0.1 * 4_000_000 / 2 < sum(budget.screening) <= SCREEN_MAX_SHARE * 4_000_000
+    tight = plan_budget(100_000, 8, 10, 0.1, 1)  # the cap binds: fewer calls per input, never more
+    assert tight.screening[0] < 10 * SCREEN_CALLS
+    assert sum(tight.screening) <= SCREEN_MAX_SHARE * 100_000
     assert tight.development_calls + 2 * tight.reserved <= 100_000
 
 
@@ -437,7 +435,7 @@ def test_last_round_doubles_only_while_the_reserve_hardly_notices(ledger: cf.Led
         return (rng.random(n) < x[0]).astype(np.int64)
 
     for (a, b), calls, extends in (((0.5, 0.3), 2_000_000, True), ((0.01, 0.002), 40_000, False)):
-        planned = plan_budget(calls, 1, 0.1, 1).development_calls
+        planned = plan_budget(calls, 1, 2, 0.1, 1).development_calls
         audit = cf.audit_mechanism(bernoulli, a, b, calls=calls, ledger=ledger, seed=seed + int(extends),
                                    progress=False)
         assert (audit.development_calls > planned) is extends
