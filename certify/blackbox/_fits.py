@@ -70,13 +70,18 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
         return None  # a single continuous coordinate: the binned family covers it
     probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
-    both = probe.cells(np.vstack([fit_a, fit_b])) + 0.0
+    cells_a, cells_b = probe.cells(fit_a), probe.cells(fit_b)
     # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by
     # chance would share a key, and the stored key still scores only its own value exactly
     _, first, inverse, counts = np.unique(
-        _row_hashes(both), return_index=True, return_inverse=True, return_counts=True
+        np.concatenate([_row_hashes(cells_a), _row_hashes(cells_b)]), return_index=True,
+        return_inverse=True, return_counts=True,
     )
-    keys = both[first]
+    from_a = first < cells_a.shape[0]
+    keys = np.empty((first.size, fit_a.shape[1]), dtype=np.float64)
+    keys[from_a] = cells_a[first[from_a]]
+    keys[~from_a] = cells_b[first[~from_a] - cells_a.shape[0]]
+    keys += 0.0  # -0.0 as 0.0, as the hashes count it
     inverse = inverse.reshape(-1)
     if keys.shape[0] > _MAX_KEYS:
         if edges:
@@ -204,7 +209,8 @@ def _sklearn_model(
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        est = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=1000))
+        # scaled in place: the stacked rows are this fit's own copy
+        est = make_pipeline(StandardScaler(copy=False), LogisticRegression(C=1.0, max_iter=1000))
     else:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -212,9 +218,13 @@ def _sklearn_model(
             max_iter=30, learning_rate=0.2, max_leaf_nodes=31, early_stopping=False,
             random_state=seed,
         )
-    X = np.vstack([xa, xb])
-    y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
-    est.fit(X, y)
+    if family == "linear":  # fitted on the two classes' rows as they are, no stacked copy
+        est.fit_classes(xa, xb)
+    else:
+        X = np.vstack([xa, xb])
+        y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
+        est.fit(X, y)
+        del X
     if family == "linear":
         coef = np.asarray(est.coef_, dtype=np.float64).reshape(-1)
         return LinearScore(coef.tolist(), float(np.asarray(est.intercept_).reshape(-1)[0])), "linear"
@@ -264,9 +274,12 @@ def _dependence_features(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], N
     Each coordinate gives its value, its distance from its median (dependence in spread) and,
     when one value holds at least 1% of the rows, the indicator of that value (a released value
     that is 0 unless a flag is set is uncorrelated with the flag, yet its zeros are not).
-    Constant transforms are left out.
+    Constant transforms are left out. The transforms come standardized (mean 0, variance 1),
+    as the columns of one Fortran-ordered array, so that ``F.T @ F / n`` is their correlation
+    matrix without a centred copy of them.
     """
-    columns: list[NDArray[np.float64]] = []
+    rows = X.shape[0]
+    out = np.empty((rows, 3 * X.shape[1]), dtype=np.float64, order="F")
     owner: list[int] = []
     for j in range(X.shape[1]):
         x = X[:, j]
@@ -275,10 +288,13 @@ def _dependence_features(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], N
         if counts.max() >= _ATOM_SHARE * x.size and values.size > 1:
             parts.append((x == values[np.argmax(counts)]).astype(np.float64))
         for f in parts:
-            if f.std() > 0:
-                columns.append(f)
+            sd = float(f.std())
+            if sd > 0:
+                column = out[:, len(owner)]
+                np.subtract(f, f.mean(), out=column)
+                column /= sd
                 owner.append(j)
-    return np.column_stack(columns) if columns else np.empty((X.shape[0], 0)), np.asarray(owner, np.intp)
+    return out[:, : len(owner)], np.asarray(owner, np.intp)
 
 
 def _independent_blocks(
@@ -309,7 +325,8 @@ def _independent_blocks(
         varies[owner] = True
         if owner.size < 2:
             continue
-        r = np.corrcoef(features, rowvar=False)
+        r = np.dot(features.T, features) / X.shape[0]  # standardized: their correlations
+        del features
         strong = np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0])
         i, j = np.nonzero(strong)
         linked[owner[i], owner[j]] = True

@@ -157,6 +157,13 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
 
     def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> LinearDiscriminant:
         """Fit on rows ``X`` and binary labels ``y``."""
+        x0, x1, classes = _two_classes(X, y)
+        return self.fit_classes(x0, x1, classes)
+
+    def fit_classes(
+        self, x0: NDArray[np.float64], x1: NDArray[np.float64], classes: NDArray[Any] | None = None
+    ) -> LinearDiscriminant:
+        """Fit on the rows of class 0 and of class 1 (no stacked copy of them is made)."""
         from sklearn.covariance import ledoit_wolf_shrinkage
 
         if self.covariance not in ("ledoit_wolf", "diagonal", "identity", "fixed_diagonal"):
@@ -164,11 +171,12 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
                 "covariance must be 'ledoit_wolf', 'diagonal', 'identity' or 'fixed_diagonal'; "
                 f"got {self.covariance!r}."
             )
-        x0, x1, classes = _two_classes(X, y)
-        self.classes_ = classes
+        self.classes_ = np.array([0, 1]) if classes is None else classes
         mu0, mu1 = x0.mean(axis=0), x1.mean(axis=0)
-        centered = np.vstack([x0 - mu0, x1 - mu1])
-        var = centered.var(axis=0)
+        centered = np.empty((x0.shape[0] + x1.shape[0], x0.shape[1]), dtype=np.float64)
+        np.subtract(x0, mu0, out=centered[: x0.shape[0]])
+        np.subtract(x1, mu1, out=centered[x0.shape[0] :])
+        var = np.einsum("ij,ij->j", centered, centered) / centered.shape[0]
         # no within-class spread at all: any scale will do, the direction is the mean difference
         floor = 1e-12 * float(var.mean()) if var.any() else 1.0
         diff = mu1 - mu0
@@ -186,21 +194,27 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
             spread = float((w * w) @ np.maximum(var, floor))
         else:
             scale = np.sqrt(np.maximum(var, floor))
-            z = centered / scale
+            z = centered
+            z /= scale  # in place: the centred rows are not used again
             # the floor keeps both systems regular where the estimate is 0 (rank-one within-class
             # scatter, a constant coordinate): a direction without within-class spread then gets
             # a weight of b / floor, the limit of a separating direction, instead of a crash
-            s = max(float(ledoit_wolf_shrinkage(z, assume_centered=True)), _MIN_SHRINKAGE)
             rows, b = z.shape[0], diff / scale
+            if rows <= z.shape[1]:
+                s = max(float(ledoit_wolf_shrinkage(z, assume_centered=True)), _MIN_SHRINKAGE)
+                scatter = None
+            else:
+                scatter, s = _scatter_and_shrinkage(z)
+                s = max(s, _MIN_SHRINKAGE)
             if s >= 1.0:
                 v = b
-            elif rows <= z.shape[1]:
+            elif scatter is None:
                 # ((1 - s) Z'Z / rows + s I)^-1 b by the Woodbury identity (fewer rows than
                 # coordinates: a rows x rows system).
                 gram = z @ z.T + s * rows / (1.0 - s) * np.eye(rows)
                 v = (b - z.T @ np.linalg.solve(gram, z @ b)) / s
             else:
-                v = np.linalg.solve((1.0 - s) * (z.T @ z) / rows + s * np.eye(z.shape[1]), b)
+                v = np.linalg.solve((1.0 - s) * scatter / rows + s * np.eye(z.shape[1]), b)
             w = v / scale
             zv = z @ v
             spread = (1.0 - s) * float(zv @ zv) / rows + s * float(v @ v)
@@ -214,6 +228,36 @@ class LinearDiscriminant(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc
         return self
 
 
+_SCATTER_ROWS: Final = 1 << 16
+"""Rows per block of :func:`_scatter_and_shrinkage` (its temporaries stay a few MB)."""
+
+
+def _scatter_and_shrinkage(z: NDArray[np.float64]) -> tuple[NDArray[np.float64], float]:
+    """``Z'Z`` and the Ledoit-Wolf shrinkage of centred rows ``Z``, in blocks of rows.
+
+    The same shrinkage as ``sklearn.covariance.ledoit_wolf_shrinkage(z, assume_centered=True)``
+    (Ledoit and Wolf 2004, in scikit-learn's form: ``beta / delta`` from the sums of the entries
+    of ``(Z*Z)'(Z*Z)`` and of the squared entries of ``Z'Z``), which squares the whole of
+    ``Z`` at once; here the two ``d x d`` products are summed over blocks of rows, so a fit on a
+    million rows holds no second copy of them.
+    """
+    rows, d = z.shape
+    scatter = np.zeros((d, d))
+    fourth = np.zeros((d, d))
+    for start in range(0, rows, _SCATTER_ROWS):
+        block = z[start : start + _SCATTER_ROWS]
+        scatter += np.dot(block.T, block)  # np.dot: matmul of a transposed view is slower here
+        squared = block * block
+        fourth += np.dot(squared.T, squared)
+    trace = np.diag(scatter) / rows
+    mu = float(trace.sum()) / d
+    delta_ = float(np.sum(scatter**2)) / rows**2
+    beta = (float(fourth.sum()) / rows - delta_) / (d * rows)
+    delta = (delta_ - 2.0 * mu * float(trace.sum()) + d * mu**2) / d
+    beta = min(beta, delta)
+    return scatter, 0.0 if beta == 0 else beta / delta
+
+
 def _two_classes(
     X: NDArray[np.float64], y: NDArray[Any]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[Any]]:
@@ -223,7 +267,11 @@ def _two_classes(
     classes = np.unique(labels)
     if classes.shape[0] != 2:
         raise DataError(f"y must hold exactly two classes; got {classes.shape[0]}.")
-    return x[labels == classes[0]], x[labels == classes[1]], classes
+    first = labels == classes[0]
+    n0 = int(np.count_nonzero(first))
+    if bool(np.all(first[:n0])):  # class 0 first: views, no copies of the rows
+        return x[:n0], x[n0:], classes
+    return x[first], x[~first], classes
 
 
 class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]

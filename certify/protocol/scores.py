@@ -236,11 +236,19 @@ def _hash_multipliers(width: int) -> NDArray[np.uint64]:
     return out
 
 
+_HASH_ROWS: Final = 1 << 16
+"""Rows hashed at a time: the temporaries stay a few MB whatever the number of rows."""
+
+
 def _row_hashes(X: NDArray[np.float64]) -> NDArray[np.uint64]:
     """A 64-bit hash of each row's float64 bytes (``-0.0`` counted as ``0.0``)."""
-    words = np.ascontiguousarray(X + 0.0, dtype=np.float64).view(np.uint64)
-    folded = (words >> np.uint64(32)) ^ words
-    return np.asarray(folded @ _hash_multipliers(words.shape[1]), dtype=np.uint64)
+    multipliers = _hash_multipliers(X.shape[1])
+    out = np.empty(X.shape[0], dtype=np.uint64)
+    for start in range(0, X.shape[0], _HASH_ROWS):
+        block = X[start : start + _HASH_ROWS]
+        words = np.ascontiguousarray(block + 0.0, dtype=np.float64).view(np.uint64)
+        out[start : start + block.shape[0]] = ((words >> np.uint64(32)) ^ words) @ multipliers
+    return out
 
 
 @final
