@@ -80,6 +80,11 @@ EXTEND_MAX_SHARE: Final = 0.25
 
 _FINAL_LEVEL = float(_os.environ.get("CERTIFY_FINAL_LEVEL", "0.05"))
 _SCREEN_DEV_LEVEL = float(_os.environ.get("CERTIFY_SCREEN_DEV_LEVEL", "0.25"))
+SCREEN_FAMILIES: Final = 3
+"""A screening round values the best events of this many families on held-out calls and keeps
+the best of them: an event chosen on one half can fit that half's noise (a cut deep in a
+linear score of many noisy coordinates), and held-out calls tell which family's events hold."""
+
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
 
@@ -251,33 +256,63 @@ def _cross_fitted_showing(
     look best, and it rests on all the pair's calls.
     """
     halves = [(calls_a[k::2], calls_b[k::2]) for k in (0, 1)]
-    # pooled in the direction each event was chosen for: the calls inside a set rare under one
-    # input (``rare``, of ``n_rare``) against the same set's calls under the other (``hits``)
-    rare = hits = n_rare = n_hits = 0
-    best: Choice | None = None
+    # per family, pooled in the direction each event was chosen for: the calls inside a set rare
+    # under one input (``rare``, of ``n_rare``) against the same set's calls under the other
+    pooled: dict[str, list[int]] = {}
+    chosen: dict[str, Choice] = {}
     for k in (0, 1):
         fit_a, fit_b = halves[k]
         val_a, val_b = halves[1 - k]
         found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, _SCREEN_DEV_LEVEL)
-        if not found:
-            return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
-        fp, fn = event_errors(found[0], fit_a, fit_b)
-        e0, e1 = event_errors(found[0], val_a, val_b)
-        m0, m1 = val_a.shape[0], val_b.shape[0]
-        if (fit_b.shape[0] - fn + 0.5) * (fit_a.shape[0] + 1.0) / (fp + 0.5) >= (
-            (fit_a.shape[0] - fp + 0.5) * (fit_b.shape[0] + 1.0) / (fn + 0.5)
-        ):  # the set S is rare under a: P_b(S) / P_a(S)
-            rare, n_rare, hits, n_hits = rare + e0, n_rare + m0, hits + m1 - e1, n_hits + m1
-        else:  # its complement is rare under b: P_a(not S) / P_b(not S)
-            rare, n_rare, hits, n_hits = rare + e1, n_rare + m1, hits + m0 - e0, n_hits + m0
-        best = found[0] if best is None or found[0].value > best.value else best
-    assert best is not None
-    held_out = float(pessimistic_bound(
-        np.array([rare], dtype=np.float64), n_rare, np.array([n_hits - hits], dtype=np.float64),
-        n_hits, reserved, reserved, alpha_per_rate, delta, 0.5, target=target,
-    )[0])
-    low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta)
-    return Candidate(pair, r, calls_a.shape[0], best, held_out, low, high)
+        tried: set[str] = set()
+        for choice in found:
+            if choice.family in tried or len(tried) == SCREEN_FAMILIES:
+                continue
+            tried.add(choice.family)
+            counts = _directed_counts(choice, fit_a, fit_b, val_a, val_b)
+            total = pooled.setdefault(choice.family, [0, 0, 0, 0])
+            for i, c in enumerate(counts):
+                total[i] += c
+            if choice.family not in chosen or choice.value > chosen[choice.family].value:
+                chosen[choice.family] = choice
+    shown = []
+    for family, (rare, n_rare, hits, n_hits) in pooled.items():
+        if n_rare == 0 or n_hits == 0:
+            continue
+        held_out = float(pessimistic_bound(
+            np.array([rare], dtype=np.float64), n_rare,
+            np.array([n_hits - hits], dtype=np.float64), n_hits, reserved, reserved,
+            alpha_per_rate, delta, 0.5, target=target,
+        )[0])
+        low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta)
+        shown.append(Candidate(pair, r, calls_a.shape[0], chosen[family], held_out, low, high))
+    if not shown:
+        return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
+    return max(shown, key=lambda c: c.key)
+
+
+def _directed_counts(
+    choice: Choice,
+    fit_a: NDArray[np.float64],
+    fit_b: NDArray[np.float64],
+    val_a: NDArray[np.float64],
+    val_b: NDArray[np.float64],
+) -> tuple[int, int, int, int]:
+    """An event's held-out counts in the direction it was chosen for.
+
+    ``(rare, n_rare, hits, n_hits)``: the held-out calls inside the set that is rare under one
+    input (on the calls that chose it), and the same set's calls under the other input, so that
+    the log ratio is ``log((hits / n_hits) / (rare / n_rare))``: ``S`` rare under a gives
+    ``P_b(S) / P_a(S)``, its complement rare under b gives ``P_a(not S) / P_b(not S)``.
+    """
+    fp, fn = event_errors(choice, fit_a, fit_b)
+    e0, e1 = event_errors(choice, val_a, val_b)
+    m0, m1 = val_a.shape[0], val_b.shape[0]
+    if (fit_b.shape[0] - fn + 0.5) * (fit_a.shape[0] + 1.0) / (fp + 0.5) >= (
+        (fit_a.shape[0] - fp + 0.5) * (fit_b.shape[0] + 1.0) / (fn + 0.5)
+    ):
+        return e0, m0, m1 - e1, m1
+    return e1, m1, m0 - e0, m0
 
 
 def race(
