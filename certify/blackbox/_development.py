@@ -80,6 +80,10 @@ EXTEND_MAX_SHARE: Final = 0.25
 
 _FINAL_LEVEL = float(_os.environ.get("CERTIFY_FINAL_LEVEL", "0.05"))
 _SCREEN_DEV_LEVEL = float(_os.environ.get("CERTIFY_SCREEN_DEV_LEVEL", "0.25"))
+CLEAR_LEVEL: Final = 0.023
+"""One-sided level of two standard deviations: a pair whose showing lies below the best one's
+by this much on each side is out of the race whatever the number of pairs."""
+
 SCREEN_FAMILIES: Final = 3
 """A screening round values the best events of this many families on held-out calls and keeps
 the best of them: an event chosen on one half can fit that half's noise (a cut deep in a
@@ -202,6 +206,9 @@ class Candidate:
         breaks ties at 0 (:func:`_log_ratio_interval`).
     upper : float
         The same with both rates one standard deviation low.
+    clear : (float, float)
+        The log ratio with both rates two standard deviations high, and low
+        (:data:`CLEAR_LEVEL`).
     """
 
     pair: int
@@ -211,6 +218,7 @@ class Candidate:
     held_out: float
     plug_in: float
     upper: float = math.inf
+    clear: tuple[float, float] = (-math.inf, math.inf)
 
     @property
     def key(self) -> tuple[float, float]:
@@ -218,16 +226,18 @@ class Candidate:
         return (self.held_out, self.plug_in)
 
 
-def _log_ratio_interval(fp: int, n0: int, fn: int, n1: int, delta: float) -> tuple[float, float]:
-    """Eq. 16's log ratio with both error rates one standard deviation high, and both low.
+def _log_ratio_interval(
+    fp: int, n0: int, fn: int, n1: int, delta: float, level: float = 0.16
+) -> tuple[float, float]:
+    """Eq. 16's log ratio with both error rates high, and both low, at one-sided ``level``.
 
     Not floored at 0: where no pair's event is certifiable yet on a round's calls, pairs are
     still ranked by how far their events' rates lie apart, a chance event seen a few times
-    paying for its width; the pair whose high end lies below another's low end is out.
+    paying for its width; the pair whose high end lies below another's low end is behind.
     """
     bounds = []
     for rate in (clopper_pearson_upper, clopper_pearson_lower):
-        u0, u1 = rate(fp, n0, SCREEN_LEVEL), rate(fn, n1, SCREEN_LEVEL)
+        u0, u1 = rate(fp, n0, level), rate(fn, n1, level)
         bounds.append(max(
             math.log((1.0 - delta - u) / v) if 1.0 - delta - u > 0.0 and v > 0.0 else -math.inf
             for u, v in ((u1, u0), (u0, u1))
@@ -284,8 +294,9 @@ def _cross_fitted_showing(
             np.array([n_hits - hits], dtype=np.float64), n_hits, reserved, reserved,
             alpha_per_rate, delta, 0.5, target=target,
         )[0])
-        low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta)
-        shown.append(Candidate(pair, r, calls_a.shape[0], chosen[family], held_out, low, high))
+        low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta, SCREEN_LEVEL)
+        far = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta, CLEAR_LEVEL)
+        shown.append(Candidate(pair, r, calls_a.shape[0], chosen[family], held_out, low, high, far))
     if not shown:
         return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
     return max(shown, key=lambda c: c.key)
@@ -385,11 +396,14 @@ def race(
                 alpha_per_rate=alpha_per_rate, delta=delta, target=target,
             )
         shown.extend(round_shown.values())
-        # out: the pairs whose showing lies clearly below the best one's, at most half of them
+        # out: every pair clearly behind the best (two standard deviations on each side), and,
+        # up to half of the pairs, those behind by one standard deviation on each side
         ranked = sorted(alive, key=lambda q: round_shown[q].key, reverse=True)
         floor = max(round_shown[q].plug_in for q in alive)
-        behind = [q for q in ranked if round_shown[q].upper < floor]
-        out = set(behind[::-1][: len(alive) // 2])
+        clear_floor = max(round_shown[q].clear[0] for q in alive)
+        out = {q for q in ranked if round_shown[q].clear[1] < clear_floor}
+        behind = [q for q in ranked[::-1] if round_shown[q].upper < floor and q not in out]
+        out |= set(behind[: max(len(alive) // 2 - len(out), 0)])
         alive = [q for q in ranked if q not in out]
         for i in set(held) - {i for p in alive for i in pairs[p]}:
             del held[i]

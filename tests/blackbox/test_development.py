@@ -1,0 +1,104 @@
+"""The development stages of a mechanism audit, each on its own: budget, race, extension."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from certify.blackbox._development import (
+    Budget,
+    _directed_counts,
+    draw_calls,
+    extension,
+    plan_budget,
+    race,
+    unordered,
+)
+from certify.blackbox.events import VALUE_FAMILIES, Choice, Family, choose_event
+from certify.protocol.scores import LinearScore
+
+
+def _coin(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """One biased bit per call: 1 with probability x[0]."""
+    return (rng.random(n) < x[0]).astype(np.int64)
+
+
+def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -> tuple[int, Any]:
+    """Race pairs of biased bits (the inputs are the probabilities) on the cheap families."""
+    inputs = sorted({p for pair in probabilities for p in pair})
+    index = [(inputs.index(a), inputs.index(b)) for a, b in probabilities]
+
+    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
+        seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
+        return draw_calls(_coin, np.array([inputs[i]]), n, seq, "coin", str(inputs[i]), 1)
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=seed, dev_level=level)
+
+    cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in ("logistic", "boosted"))
+    won, held_a, held_b, shown, per_input, spent = race(
+        index, budget, draw, develop, cheap, alpha_per_rate=0.0152, delta=0.0, target=None,
+        note=lambda r, what: None,
+    )
+    assert spent <= sum(budget.screening)
+    assert held_a.shape[0] == held_b.shape[0] == sum(per_input[: len(per_input)])
+    return won, shown
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_race_keeps_the_pair_whose_rates_lie_furthest_apart(seed: int) -> None:
+    """Bits at 0.5 against 0.55, 0.6 and 0.7 (log ratios up to 0.51): the widest pair wins."""
+    pairs = [(0.5, 0.55), (0.5, 0.6), (0.5, 0.7), (0.5, 0.52)]
+    budget = plan_budget(400_000, len(pairs), 5, 0.1, 1)
+    won, shown = _race(pairs, budget, seed)
+    assert won == 2
+    assert {c.pair for c in shown if c.round == 0} == set(range(len(pairs)))
+
+
+def test_race_stops_when_one_pair_is_left() -> None:
+    """A pair far ahead of the others ends the race early; its unspent calls stay unspent."""
+    pairs = [(0.5, 0.95), (0.5, 0.51), (0.5, 0.505)]
+    budget = plan_budget(2_000_000, len(pairs), 4, 0.1, 1)
+    won, shown = _race(pairs, budget, 0)
+    assert won == 0
+    assert max(c.round for c in shown) < len(budget.screening) - 1 or len(budget.screening) == 1
+
+
+def test_held_out_counts_follow_the_direction_the_event_was_chosen_for() -> None:
+    """A set rare under input a is counted as P_b(S) / P_a(S); a set whose complement is rare under b, the other way."""
+    rare_under_a = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    fit_a = np.array([[0.0]] * 90 + [[1.0]] * 10)
+    fit_b = np.array([[0.0]] * 50 + [[1.0]] * 50)
+    val_a = np.array([[0.0]] * 80 + [[1.0]] * 20)
+    val_b = np.array([[0.0]] * 40 + [[1.0]] * 60)
+    assert _directed_counts(rare_under_a, fit_a, fit_b, val_a, val_b) == (20, 100, 60, 100)
+    # the inputs swapped and the outputs flipped: S = {1} is now common under both, and its
+    # complement {0} is the set rare under b (the same calls, counted the other way round)
+    assert _directed_counts(rare_under_a, 1 - fit_b, 1 - fit_a, 1 - val_b, 1 - val_a) == (20, 100, 60, 100)
+
+
+def test_a_pair_and_its_reverse_race_once() -> None:
+    """The first of a pair and its reverse is kept; other pairs keep their order."""
+    x, y, z = (("a", np.zeros(1)), ("b", np.ones(1)), ("c", np.full(1, 2.0)))
+    assert unordered([(x, y), (y, x), (x, z), (z, x), (y, z)]) == [0, 2, 4]
+
+
+def test_extension_grows_where_the_reserve_hardly_notices() -> None:
+    """Rates 0.5 against 0.3 with 9e5 reserved calls: cheap to grow; 0.01 against 0.002 at 2e4: not."""
+    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    rng = np.random.default_rng(0)
+    for (pa, pb), calls, grows in (((0.3, 0.5), 2_000_000, True), ((0.002, 0.01), 40_000, False)):
+        budget = plan_budget(calls, 1, 2, 0.1, 1)
+        dev_a = (rng.random((2 * budget.final, 1)) < pa).astype(np.float64)
+        dev_b = (rng.random((2 * budget.final, 1)) < pb).astype(np.float64)
+        extra = extension(event, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
+                          target=None)
+        assert (extra > 0) is grows
+        assert budget.development_calls + 2 * extra <= 0.25 * calls
