@@ -222,8 +222,13 @@ class Candidate:
 
     @property
     def key(self) -> tuple[float, float]:
-        """The ranking key (larger is better)."""
-        return (self.held_out, self.plug_in)
+        """The ranking key (larger is better): the held-out log ratio two standard deviations low.
+
+        A tail event seen a few dozen times on held-out calls can show a log ratio far above its
+        pair's epsilon by chance (22 against 44 calls, 0.57, on a pair worth at most 0.05); at
+        two standard deviations it no longer outranks a well-counted event of a better pair.
+        """
+        return (self.clear[0], self.held_out)
 
 
 def _log_ratio_interval(
