@@ -496,15 +496,21 @@ def _candidate_cuts(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], N
     Thinning keeps every rank near both ends (a geometric grid of ranks) and an even grid in
     between, because the best event of a strong mechanism is often a far tail.
     """
-    unique = np.unique(values)
+    return _thinned_cuts(np.unique(values))
+
+
+def _thinned_cuts(unique: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`_candidate_cuts` of scores whose sorted distinct values are ``unique``."""
     below = np.concatenate([[unique[0] - 1.0], unique[:-1]])
-    if unique.size <= MAX_CUTS:
-        return unique, below
-    last = unique.size - 1
-    tail = np.unique(np.geomspace(1, unique.size / 2, MAX_CUTS // 3).astype(np.int64))
-    middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
-    ranks = np.unique(np.concatenate([tail - 1, last - (tail - 1), middle]))
+    ranks = _thinned_ranks(unique.size)
     return unique[ranks], below[ranks]
+
+
+def _sorted_unique(*runs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The sorted distinct values of sorted arrays (a stable sort of their concatenation merges them)."""
+    merged = np.sort(np.concatenate(runs), kind="stable")
+    out: NDArray[np.float64] = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
+    return out
 
 
 def max_bound_cut(
@@ -548,13 +554,17 @@ def max_bound_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    cut, value, _ = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, None, target)
+    a, b = np.sort(s0), np.sort(s1)
+    cut, value, _ = _best_oriented_cut(
+        a, b, _sorted_unique(a, b), n_class0, n_class1, alpha_per_rate, delta, None, target
+    )
     return cut, value
 
 
 def _best_oriented_cut(
     s0: NDArray[np.float64],
     s1: NDArray[np.float64],
+    unique: NDArray[np.float64],
     n_class0: int,
     n_class1: int,
     alpha_per_rate: float,
@@ -562,10 +572,10 @@ def _best_oriented_cut(
     dev_level: float | None = None,
     target: Target | None = None,
 ) -> tuple[float, float, float]:
-    """Best cut on oriented scores: ``(threshold, criterion value, Youden index there)``."""
-    cuts, below = _candidate_cuts(np.concatenate([s0, s1]))
-    fp = s0.size - np.searchsorted(np.sort(s0), cuts, side="left")
-    fn = np.searchsorted(np.sort(s1), cuts, side="left")
+    """Best cut on sorted oriented scores (``unique``: their distinct values): threshold, value, Youden."""
+    cuts, below = _thinned_cuts(unique)
+    fp = s0.size - np.searchsorted(s0, cuts, side="left")
+    fn = np.searchsorted(s1, cuts, side="left")
     _check_plan(n_class0, n_class1, alpha_per_rate, delta)
     if dev_level is None:
         top, best = _max_expected(
@@ -673,8 +683,13 @@ def best_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    up = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
-    down = _best_oriented_cut(-s0, -s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
+    # sorted once: the scores of orientation -1 are those of +1 negated, in reverse order
+    a, b = np.sort(s0), np.sort(s1)
+    unique = _sorted_unique(a, b)
+    up = _best_oriented_cut(a, b, unique, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
+    down = _best_oriented_cut(
+        -a[::-1], -b[::-1], -unique[::-1], n_class0, n_class1, alpha_per_rate, delta, dev_level, target
+    )
     if (down[1], down[2]) > (up[1], up[2]):
         return -1, -down[0], down[1]
     return 1, up[0], up[1]
@@ -749,9 +764,7 @@ def robust_cut(
         if a.size == 0 or b.size == 0:
             raise DataError("every half must hold scores of both classes.")
         prepared.append((a, b))
-    # the halves are sorted: a stable sort of their concatenation merges the runs
-    merged = np.sort(np.concatenate([x for pair in prepared for x in pair]), kind="stable")
-    unique = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
+    unique = _sorted_unique(*(x for pair in prepared for x in pair))
     ranks = _thinned_ranks(unique.size)
     cuts = unique[ranks]
     below = np.where(ranks > 0, unique[np.maximum(ranks - 1, 0)], unique[0] - 1.0)
