@@ -488,19 +488,15 @@ def pessimistic_bound(
     return _value(u0, u1, delta, target)
 
 
-def _candidate_cuts(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _thinned_cuts(unique: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Candidate cuts (sorted unique scores, thinned to at most MAX_CUTS) and the score below each.
 
-    A cut ``c`` predicts class 1 for scores ``>= c``; the returned threshold of a chosen cut is
-    the midpoint to the next lower unique score, so it is the same test on every score between.
-    Thinning keeps every rank near both ends (a geometric grid of ranks) and an even grid in
-    between, because the best event of a strong mechanism is often a far tail.
+    ``unique`` holds the sorted distinct scores. A cut ``c`` predicts class 1 for scores
+    ``>= c``; the returned threshold of a chosen cut is the midpoint to the next lower unique
+    score, so it is the same test on every score between. Thinning keeps every rank near both
+    ends (a geometric grid of ranks) and an even grid in between, because the best event of a
+    strong mechanism is often a far tail.
     """
-    return _thinned_cuts(np.unique(values))
-
-
-def _thinned_cuts(unique: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`_candidate_cuts` of scores whose sorted distinct values are ``unique``."""
     below = np.concatenate([[unique[0] - 1.0], unique[:-1]])
     ranks = _thinned_ranks(unique.size)
     return unique[ranks], below[ranks]

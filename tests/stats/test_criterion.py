@@ -7,8 +7,6 @@ plain searches written from the public criteria, and check the approximation's e
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 from numpy.typing import NDArray
@@ -97,7 +95,7 @@ def every_cut_best(
     found = []
     for orientation in (1, -1):
         a, b = orientation * s0, orientation * s1
-        cuts, below = criterion._candidate_cuts(np.concatenate([a, b]))
+        cuts, below = criterion._thinned_cuts(np.unique(np.concatenate([a, b])))
         fp = a.size - np.searchsorted(np.sort(a), cuts, side="left")
         fn = np.searchsorted(np.sort(b), cuts, side="left")
         if dev_level is None:
@@ -187,7 +185,7 @@ def test_expected_bound_search_matches_every_cut(reserved: tuple[int, int], rng:
         (s0, s1), _ = _halves(kind, rng, 1500)
         assert best_cut(s0, s1, *reserved, 0.0152) == every_cut_best(s0, s1, *reserved, 0.0152)
         cut, value = max_bound_cut(s0, s1, *reserved, 0.0152)
-        cuts, below = criterion._candidate_cuts(np.concatenate([s0, s1]))
+        cuts, below = criterion._thinned_cuts(np.unique(np.concatenate([s0, s1])))
         fp = s0.size - np.searchsorted(np.sort(s0), cuts, side="left")
         fn = np.searchsorted(np.sort(s1), cuts, side="left")
         every = expected_bound(fp * 1.0, s0.size, fn * 1.0, s1.size, *reserved, 0.0152)
@@ -295,8 +293,10 @@ def test_quadrature_bounds_hold_the_quadrature(target: Target | None, rng: np.ra
 def test_quadrature_of_distinct_counts_is_unchanged(rng: np.random.Generator) -> None:
     """Each distinct count computed once gives the values of computing every cut on its own."""
     e0, e1 = rng.integers(0, 50, 60) * 1.0, rng.integers(0, 50, 60) * 1.0
-    one: Callable[[int], float] = lambda i: float(  # noqa: E731
-        criterion._expected_bound_quadrature(e0[i:i + 1], 500, e1[i:i + 1], 500, 10**6, 10**6, 0.01, 0.0)[0]
-    )
+
+    def one(i: int) -> float:
+        return float(criterion._expected_bound_quadrature(
+            e0[i:i + 1], 500, e1[i:i + 1], 500, 10**6, 10**6, 0.01, 0.0)[0])
+
     together = criterion._expected_bound_quadrature(e0, 500, e1, 500, 10**6, 10**6, 0.01, 0.0)
     assert together.tolist() == [one(i) for i in range(e0.size)]
