@@ -76,6 +76,9 @@ over shapes from 30 to 1e8 and tails from 1e-10 to 0.99 (four times at a tail of
 _STRIDES: Final = (16, 4, 1)
 """Grid steps of the passes of the search over cuts (see ``_max_worst``)."""
 
+_ONE_PASS_ROWS: Final = 512
+"""At most this many development rows per class and half: Eq. 16 is bounded at every cut at once."""
+
 _LOWER_AT: Final = 4
 """Cuts per pass, those of largest upper bound, at which the search finds lower bounds."""
 
@@ -904,7 +907,8 @@ def _max_worst(
     evaluating :func:`pessimistic_bound` at every cut, at a fraction of the cost. The two
     inverse incomplete beta functions behind each bound are approximated
     (:func:`_logit_quantile`) within a proven margin, which bounds a cut's value from below
-    and above. Cuts are bounded on a grid first, every ``_STRIDES[0]``-th: as the
+    and above. Cuts are bounded on a grid first, every ``_STRIDES[0]``-th (every cut at once
+    when there are few, or few possible counts and the criterion is Eq. 16): as the
     cut moves one way one error count only falls and the other only rises, and the value falls
     as either count rises, so the upper bound at the smaller end counts of a run between
     bounded cuts caps every cut inside it. Runs whose cap reaches the largest lower bound found
@@ -914,7 +918,10 @@ def _max_worst(
     """
     keys = [(level, j) for level in range(len(levels)) for j in range(len(blocks))]
     sizes = [block[0][0].size for block in blocks]
-    strides = _STRIDES if max(sizes) > 8 * _STRIDES[0] else (1,)
+    rows = max(max(m0, m1) for block in blocks for _, m0, _, m1 in block)
+    # few cuts, or few possible counts and a cheap criterion: every cut is bounded in one pass
+    few = max(sizes) <= 8 * _STRIDES[0] or (target is None and rows <= _ONE_PASS_ROWS)
+    strides = (1,) if few else _STRIDES
     cuts = {key: np.zeros(0, dtype=np.int64) for key in keys}
     upper = {key: np.zeros(0) for key in keys}
     lows: dict[tuple[int, int], list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = {
