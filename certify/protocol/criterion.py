@@ -906,15 +906,15 @@ def _max_worst(
     that reach it, blocks in order; ``(0.0, 0, 0)`` when every value is 0. It is the result of
     evaluating :func:`pessimistic_bound` at every cut, at a fraction of the cost. The two
     inverse incomplete beta functions behind each bound are approximated
-    (:func:`_logit_quantile`) within a proven margin, which bounds a cut's value from below
-    and above. Cuts are bounded on a grid first, every ``_STRIDES[0]``-th (every cut at once
-    when there are few, or few possible counts and the criterion is Eq. 16): as the
-    cut moves one way one error count only falls and the other only rises, and the value falls
-    as either count rises, so the upper bound at the smaller end counts of a run between
-    bounded cuts caps every cut inside it. Runs whose cap reaches the largest lower bound found
-    (and exceeds 0) are bounded on the next, finer grid, down to every cut; the cuts whose
-    upper bound reaches the largest lower bound are then evaluated exactly, each distinct
-    count once.
+    (:func:`_logit_quantile`) within an error bound tested against SciPy
+    (:data:`_APPROX_ERROR`), which bounds a cut's value from below and above. Cuts are bounded
+    on a grid first, every ``_STRIDES[0]``-th (every cut at once when there are few, or few
+    possible counts and the criterion is Eq. 16): as the cut moves one way one error count
+    only falls and the other only rises, and the value falls as either count rises, so the
+    upper bound at the smaller end counts of a run between bounded cuts caps every cut inside
+    it. Runs whose cap reaches the largest lower bound found (and exceeds 0) are bounded on the
+    next, finer grid, down to every cut; the cuts whose upper bound reaches the largest lower
+    bound are then evaluated exactly, each distinct count once.
     """
     keys = [(level, j) for level in range(len(levels)) for j in range(len(blocks))]
     sizes = [block[0][0].size for block in blocks]
