@@ -9,20 +9,24 @@ Cost: the exact expectation sums over every pair of reserved error counts, ``O(n
 threshold; above :data:`EXACT_LIMIT` entries a quadrature of the same expectation is used
 (``O(K^2)`` per threshold, ``K`` = :data:`QUADRATURE_NODES`), and long score lists are thinned
 to at most :data:`MAX_CUTS` candidate thresholds, denser in both tails. Choosing a threshold
-this way is then ``O(n log n)`` in the development scores. The criterion only ranks choices
-made before evaluation: any fixed threshold gives a valid certificate, so an approximation
-here can cost power, never validity.
+this way is then ``O(n log n)`` in the development scores. Most of the remaining cost is
+inverse incomplete beta functions (microseconds each); the searches over thresholds
+(:func:`robust_cut`, :func:`best_cut`, :func:`max_bound_cut`) first bound the criterion of
+each threshold from a Cornish-Fisher approximation of the beta quantile with a tested error
+bound, and compute it exactly only for the thresholds whose upper bound reaches the best
+lower bound, so they choose exactly as a search computing it everywhere. The criterion only
+ranks choices made before evaluation: any fixed threshold gives a valid certificate, so an
+approximation here can cost power, never validity.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import betaln, gammaln
-from scipy.stats import beta as beta_dist
+from scipy.special import betainccinv, betaincinv, betaln, expit, gammaln, ndtri
 
 from certify.errors import DataError, ParameterError
 from certify.stats.tradeoff import Target
@@ -55,17 +59,41 @@ FEW_CUTS: Final = 32
 FEW_CUTS_LEVEL: Final = 0.25
 """Pessimistic development level of :func:`robust_cut` among few cuts (few chances of a fluke)."""
 
-_PRUNE_STRIDE: Final = 16
-"""Grid step of the first pass of :func:`robust_cut`'s search over cuts (see ``_max_worst``)."""
+_APPROX_SHAPE: Final = 30.0
+"""Smallest shape of a beta law whose quantile the search over cuts approximates (below: exact)."""
 
+_APPROX_Z: Final = 8.5
+"""Largest normal quantile (tail ~1e-17) at which the search over cuts approximates a quantile."""
 
+_APPROX_ERROR: Final = 0.25
+"""``C`` in the bound ``C (1 + |z|)^3 / min(a, b)^3 + 1e-9`` on the approximation's logit error.
+
+At least eight times the largest error measured against :func:`scipy.special.betainccinv`
+over shapes from 30 to 1e8 and tails from 1e-10 to 0.99 (four times at a tail of 1e-16);
+``tests/stats/test_criterion.py`` checks it.
+"""
+
+_STRIDES: Final = (16, 4, 1)
+"""Grid steps of the passes of the search over cuts (see ``_max_worst``)."""
+
+_ONE_PASS_ROWS: Final = 512
+"""At most this many development rows per class and half: Eq. 16 is bounded at every cut at once."""
+
+_LOWER_AT: Final = 4
+"""Cuts per pass, those of largest upper bound, at which the search finds lower bounds."""
+
+_Side: TypeAlias = tuple[NDArray[np.int64], int, NDArray[np.int64], int]
+"""A half's development error counts at every cut: ``(errors_0, rows_0, errors_1, rows_1)``."""
+
+_Request: TypeAlias = tuple[int, int, float, NDArray[np.int64]]
+"""Development rows, reserved rows, development level and integer error counts."""
 
 
 def _upper_table(n: int, alpha: float) -> NDArray[np.float64]:
     """One-sided Clopper-Pearson upper bounds for k = 0..n errors among n."""
     k = np.arange(n + 1, dtype=np.float64)
     out = np.ones(n + 1, dtype=np.float64)
-    out[:-1] = beta_dist.ppf(1.0 - alpha, k[:-1] + 1.0, n - k[:-1])
+    out[:-1] = betaincinv(k[:-1] + 1.0, n - k[:-1], 1.0 - alpha)
     out[0] = 1.0 - alpha ** (1.0 / n)
     return out
 
@@ -120,6 +148,12 @@ def _check_plan(n0: object, n1: object, alpha: object, delta: object) -> None:
         )
     if not (isinstance(delta, float | int) and 0.0 <= delta < 1.0):
         raise ParameterError(f"delta must be a number in [0, 1); got {delta!r}.")
+
+
+def _check_level(dev_level: float) -> None:
+    """Raise ParameterError unless the pessimistic development level is in (0, 1)."""
+    if not 0.0 < float(dev_level) < 1.0:
+        raise ParameterError(f"dev_level must be a number in (0, 1); got {dev_level!r}.")
 
 
 def expected_bound(
@@ -200,6 +234,18 @@ def expected_bound(
     return out
 
 
+def _node_shapes(
+    errors: NDArray[np.float64], m: int, n: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Shapes of the Beta law matched to the predictive law of a reserved error count (per cut)."""
+    a = errors + 0.5
+    b = (m - errors) + 0.5
+    mean = a / (a + b)
+    var = mean * (1.0 - mean) * (a + b + n) / (n * (a + b + 1.0))
+    size = mean * (1.0 - mean) / var - 1.0
+    return mean * size, (1.0 - mean) * size
+
+
 def _predictive_nodes(errors: NDArray[np.float64], m: int, n: int) -> NDArray[np.float64]:
     """Equal-probability quantiles of the predictive law of a reserved error count (per cut).
 
@@ -207,23 +253,134 @@ def _predictive_nodes(errors: NDArray[np.float64], m: int, n: int) -> NDArray[np
     on the rate (scaled by ``n``); its quantiles at ``(i + 1/2) / K`` are the nodes. The Beta
     shape keeps rare events (counts near zero) right, where a normal approximation would not.
     """
-    a = errors + 0.5
-    b = (m - errors) + 0.5
-    mean = a / (a + b)
-    var = mean * (1.0 - mean) * (a + b + n) / (n * (a + b + 1.0))
-    size = mean * (1.0 - mean) / var - 1.0
-    levels = (np.arange(QUADRATURE_NODES, dtype=np.float64) + 0.5) / QUADRATURE_NODES
-    q = beta_dist.ppf(levels[None, :], (mean * size)[:, None], ((1.0 - mean) * size)[:, None])
+    shape_a, shape_b = _node_shapes(errors, m, n)
+    q = betaincinv(shape_a[:, None], shape_b[:, None], _node_levels()[None, :])
     out: NDArray[np.float64] = np.clip(n * q, 0.0, float(n))
     return out
 
 
-def _upper_real(k: NDArray[np.float64], n: int, alpha: float) -> NDArray[np.float64]:
+def _node_levels() -> NDArray[np.float64]:
+    """The quadrature's equal-probability levels ``(i + 1/2) / K``."""
+    return (np.arange(QUADRATURE_NODES, dtype=np.float64) + 0.5) / QUADRATURE_NODES
+
+
+def _upper_real(
+    k: NDArray[np.float64], n: int | NDArray[np.float64], alpha: float | NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Clopper-Pearson upper bounds at real-valued counts (the integer bounds, interpolated)."""
-    out = np.ones_like(k)
-    inside = k < n
-    out[inside] = beta_dist.isf(alpha, k[inside] + 1.0, n - k[inside])
+    k, size, level = np.broadcast_arrays(
+        np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64),
+        np.asarray(alpha, dtype=np.float64),
+    )
+    out = np.ones(k.shape, dtype=np.float64)
+    inside = k < size
+    out[inside] = betainccinv(k[inside] + 1.0, size[inside] - k[inside], level[inside])
     return out
+
+
+def _cornish_fisher(z: NDArray[np.float64]) -> tuple[NDArray[np.float64] | np.float64, ...]:
+    """Coefficients of the fourth-order Cornish-Fisher expansion at the normal quantile z."""
+    z2 = z * z
+    z3 = z2 * z
+    z4 = z2 * z2
+    z5 = z4 * z
+    return (
+        z, (z2 - 1.0) / 6.0, (z3 - 3.0 * z) / 24.0, -(2.0 * z3 - 5.0 * z) / 36.0,
+        (z4 - 6.0 * z2 + 3.0) / 120.0, -(z4 - 5.0 * z2 + 2.0) / 24.0,
+        (12.0 * z4 - 53.0 * z2 + 17.0) / 324.0, (z5 - 10.0 * z3 + 15.0 * z) / 720.0,
+        -(2.0 * z5 - 17.0 * z3 + 21.0 * z) / 180.0, -(3.0 * z5 - 24.0 * z3 + 29.0 * z) / 384.0,
+        (14.0 * z5 - 103.0 * z3 + 107.0 * z) / 288.0, -(252.0 * z5 - 1688.0 * z3 + 1511.0 * z) / 7776.0,
+    )
+
+
+def _logit_quantile(
+    a: NDArray[np.float64], b: NDArray[np.float64], z: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Logit of the quantile of Beta(a, b) with upper tail ``Phi(-z)``, for shapes of 30 or more.
+
+    ``logit X = log G_a - log G_b`` for independent standard gamma variables; its cumulants
+    are polygamma functions of ``a`` and ``b`` (here their asymptotic series, exact to about
+    1e-13 from 30 on), and the Cornish-Fisher expansion to fourth order maps the normal
+    quantile ``z`` (broadcasting) to its quantile. Error: see :data:`_APPROX_ERROR`.
+    """
+    c = _cornish_fisher(z)
+    ia, ib = 1.0 / a, 1.0 / b
+    ia2, ib2 = ia * ia, ib * ib
+    ia3, ib3 = ia2 * ia, ib2 * ib
+    ia4, ib4 = ia2 * ia2, ib2 * ib2
+    ia5, ib5 = ia4 * ia, ib4 * ib
+    ia6, ib6 = ia3 * ia3, ib3 * ib3
+    d2, d4, d6 = ia2 - ib2, ia4 - ib4, ia6 - ib6
+    s3, s5 = ia3 + ib3, ia5 + ib5
+    mean = np.log(a / b) - 0.5 * (ia - ib) - d2 / 12.0 + d4 / 120.0 - d6 / 252.0
+    k2 = (ia + ib) + 0.5 * (ia2 + ib2) + s3 / 6.0 - s5 / 30.0
+    sd = np.sqrt(k2)
+    v = 1.0 / k2
+    g1 = (-d2 - (ia3 - ib3) - 0.5 * d4 + d6 / 6.0) * v / sd
+    g2 = (2.0 * s3 + 3.0 * (ia4 + ib4) + 2.0 * s5) * v * v
+    g3 = (-6.0 * d4 - 12.0 * (ia5 - ib5) - 10.0 * d6) * v * v / sd
+    g4 = (24.0 * s5 + 60.0 * (ia6 + ib6)) * v * v * v
+    g11 = g1 * g1
+    w = (c[0] + c[1] * g1 + c[2] * g2 + c[3] * g11 + c[4] * g3 + c[5] * g1 * g2 + c[6] * g11 * g1
+         + c[7] * g4 + c[8] * g1 * g3 + c[9] * g2 * g2 + c[10] * g11 * g2 + c[11] * g11 * g11)
+    out: NDArray[np.float64] = mean + sd * w
+    return out
+
+
+_CHUNK: Final = 4096
+"""Elements per pass of the approximation (its dozens of temporaries stay in cache)."""
+
+
+def _isf_bounds(
+    a: NDArray[np.float64], b: NDArray[np.float64], alpha: float | NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds ``lo <= betainccinv(a, b, alpha) <= hi`` (positive shapes; alpha a number or like a)."""
+    tail = np.broadcast_to(np.asarray(alpha, dtype=np.float64), a.shape)
+    z = np.asarray(-ndtri(np.asarray(alpha, dtype=np.float64)))
+    shape = np.minimum(a, b)
+    # betainccinv (Boost's inverse) misses by up to 1e-4 on the logit scale at a shape of
+    # exactly 1000 beside one above 1e7: there it is computed, so that the bounds hold it
+    fast = (shape >= _APPROX_SHAPE) & (np.abs(z) <= _APPROX_Z) & (a != 1000.0) & (b != 1000.0)
+    lo = np.empty(a.shape, dtype=np.float64)
+    hi = np.empty(a.shape, dtype=np.float64)
+    if fast.all():
+        a_f, b_f, shape_f = a.reshape(-1), b.reshape(-1), shape.reshape(-1)
+        z_f = z if z.ndim == 0 else np.broadcast_to(z, a.shape).reshape(-1)
+    else:
+        a_f, b_f, shape_f = a[fast], b[fast], shape[fast]
+        z_f = z if z.ndim == 0 else np.broadcast_to(z, a.shape)[fast]
+    lo_f = np.empty(a_f.size, dtype=np.float64)
+    hi_f = np.empty(a_f.size, dtype=np.float64)
+    for i in range(0, a_f.size, _CHUNK):
+        part = slice(i, i + _CHUNK)
+        z_p = z_f if z_f.ndim == 0 else z_f[part]
+        center = _logit_quantile(a_f[part], b_f[part], z_p)
+        least = shape_f[part]
+        error = _APPROX_ERROR * (1.0 + np.abs(z_p)) ** 3 / (least * least * least) + 1e-9
+        lo_f[part] = expit(center - error)
+        hi_f[part] = expit(center + error)
+    if fast.all():
+        lo, hi = lo_f.reshape(a.shape), hi_f.reshape(a.shape)
+    else:
+        lo[fast], hi[fast] = lo_f, hi_f
+        slow = ~fast
+        lo[slow] = hi[slow] = betainccinv(a[slow], b[slow], tail[slow])
+    # a part in 1e12 for rounding (of the exact inverse, of expit near 1)
+    return lo * (1.0 - 1e-12), np.minimum(hi * (1.0 + 1e-12), 1.0)
+
+
+def _upper_bounds(
+    k: NDArray[np.float64], n: float | NDArray[np.float64], alpha: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bounds ``lo <= _upper_real(k, n, alpha) <= hi`` (elementwise; n a number or like k)."""
+    size = np.broadcast_to(np.asarray(n, dtype=np.float64), k.shape)
+    lo = np.ones(k.shape, dtype=np.float64)
+    hi = np.ones(k.shape, dtype=np.float64)
+    inside = k < size
+    if inside.all():
+        return _isf_bounds(k + 1.0, size - k, alpha)
+    lo[inside], hi[inside] = _isf_bounds(k[inside] + 1.0, size[inside] - k[inside], alpha)
+    return lo, hi
 
 
 def _expected_bound_quadrature(
@@ -238,9 +395,43 @@ def _expected_bound_quadrature(
     target: Target | None = None,
 ) -> NDArray[np.float64]:
     """:func:`expected_bound` by a ``K x K`` quadrature of the two predictive laws."""
-    u0 = _upper_real(_predictive_nodes(e0, m0, n0), n0, alpha)[:, :, None]
-    u1 = _upper_real(_predictive_nodes(e1, m1, n1), n1, alpha)[:, None, :]
+    bounds = []
+    for e, m, n in ((e0, m0, n0), (e1, m1, n1)):
+        # each distinct count once: the nodes and their bounds depend on the count alone
+        counts, inverse = np.unique(e, return_inverse=True)
+        bounds.append(_upper_real(_predictive_nodes(counts, m, n), n, alpha)[inverse.reshape(-1)])
+    u0, u1 = bounds[0][:, :, None], bounds[1][:, None, :]
     out: NDArray[np.float64] = _value(u0, u1, delta, target).mean(axis=(1, 2))
+    return out
+
+
+def _quadrature_rates(
+    e0: NDArray[np.float64],
+    m0: int,
+    e1: NDArray[np.float64],
+    m1: int,
+    n0: int,
+    n1: int,
+    alpha: float,
+) -> tuple[NDArray[np.float64], ...]:
+    """Bounds ``lo0, hi0, lo1, hi1`` on the reserved bounds at the quadrature's nodes (cuts x nodes)."""
+    rates: list[NDArray[np.float64]] = []
+    for e, m, n in ((e0, m0, n0), (e1, m1, n1)):
+        shape_a, shape_b = _node_shapes(e, m, n)
+        a, b = np.broadcast_arrays(shape_a[:, None], shape_b[:, None], _node_levels())[:2]
+        q_lo, q_hi = _isf_bounds(a, b, 1.0 - _node_levels())
+        # the reserved bound rises with the node: bounds at the lower and upper node bound
+        lo, hi = _upper_bounds(np.clip(n * np.stack([q_lo, q_hi]), 0.0, float(n)), float(n), alpha)
+        rates += [lo[0], hi[1]]
+    return tuple(rates)
+
+
+def _quadrature_value(
+    u0: NDArray[np.float64], u1: NDArray[np.float64], delta: float, target: Target | None
+) -> NDArray[np.float64]:
+    """The quadrature's mean of :func:`_bound_value` over pairs of nodes (bounds it, being monotone)."""
+    # the value falls as either bound rises, and a rounded mean keeps the order of its terms
+    out: NDArray[np.float64] = _bound_value(u0[:, :, None], u1[:, None, :], delta, target).mean(axis=(1, 2))
     return out
 
 
@@ -290,8 +481,7 @@ def pessimistic_bound(
     True
     """
     _check_plan(n_class0, n_class1, alpha_per_rate, delta)
-    if not 0.0 < float(dev_level) < 1.0:
-        raise ParameterError(f"dev_level must be a number in (0, 1); got {dev_level!r}.")
+    _check_level(dev_level)
     e0 = np.atleast_1d(np.asarray(dev_errors_0, dtype=np.float64))
     e1 = np.atleast_1d(np.asarray(dev_errors_1, dtype=np.float64))
     r0 = _upper_real(e0, int(dev_n_0), float(dev_level))
@@ -301,23 +491,25 @@ def pessimistic_bound(
     return _value(u0, u1, delta, target)
 
 
-def _candidate_cuts(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def _thinned_cuts(unique: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Candidate cuts (sorted unique scores, thinned to at most MAX_CUTS) and the score below each.
 
-    A cut ``c`` predicts class 1 for scores ``>= c``; the returned threshold of a chosen cut is
-    the midpoint to the next lower unique score, so it is the same test on every score between.
-    Thinning keeps every rank near both ends (a geometric grid of ranks) and an even grid in
-    between, because the best event of a strong mechanism is often a far tail.
+    ``unique`` holds the sorted distinct scores. A cut ``c`` predicts class 1 for scores
+    ``>= c``; the returned threshold of a chosen cut is the midpoint to the next lower unique
+    score, so it is the same test on every score between. Thinning keeps every rank near both
+    ends (a geometric grid of ranks) and an even grid in between, because the best event of a
+    strong mechanism is often a far tail.
     """
-    unique = np.unique(values)
     below = np.concatenate([[unique[0] - 1.0], unique[:-1]])
-    if unique.size <= MAX_CUTS:
-        return unique, below
-    last = unique.size - 1
-    tail = np.unique(np.geomspace(1, unique.size / 2, MAX_CUTS // 3).astype(np.int64))
-    middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
-    ranks = np.unique(np.concatenate([tail - 1, last - (tail - 1), middle]))
+    ranks = _thinned_ranks(unique.size)
     return unique[ranks], below[ranks]
+
+
+def _sorted_unique(*runs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The sorted distinct values of sorted arrays (a stable sort of their concatenation merges them)."""
+    merged = np.sort(np.concatenate(runs), kind="stable")
+    out: NDArray[np.float64] = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
+    return out
 
 
 def max_bound_cut(
@@ -361,13 +553,17 @@ def max_bound_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    cut, value, _ = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, None, target)
+    a, b = np.sort(s0), np.sort(s1)
+    cut, value, _ = _best_oriented_cut(
+        a, b, _sorted_unique(a, b), n_class0, n_class1, alpha_per_rate, delta, None, target
+    )
     return cut, value
 
 
 def _best_oriented_cut(
     s0: NDArray[np.float64],
     s1: NDArray[np.float64],
+    unique: NDArray[np.float64],
     n_class0: int,
     n_class1: int,
     alpha_per_rate: float,
@@ -375,20 +571,62 @@ def _best_oriented_cut(
     dev_level: float | None = None,
     target: Target | None = None,
 ) -> tuple[float, float, float]:
-    """Best cut on oriented scores: ``(threshold, criterion value, Youden index there)``."""
-    cuts, below = _candidate_cuts(np.concatenate([s0, s1]))
-    fp = s0.size - np.searchsorted(np.sort(s0), cuts, side="left")
-    fn = np.searchsorted(np.sort(s1), cuts, side="left")
+    """Best cut on sorted oriented scores (``unique``: their distinct values): threshold, value, Youden."""
+    cuts, below = _thinned_cuts(unique)
+    fp = s0.size - np.searchsorted(s0, cuts, side="left")
+    fn = np.searchsorted(s1, cuts, side="left")
+    _check_plan(n_class0, n_class1, alpha_per_rate, delta)
     if dev_level is None:
-        value = expected_bound(fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size,
-                               n_class0, n_class1, alpha_per_rate, delta, target=target)
+        top, best = _max_expected(
+            fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size, int(n_class0),
+            int(n_class1), float(alpha_per_rate), float(delta), target,
+        )
     else:
-        value = pessimistic_bound(fp.astype(np.float64), s0.size, fn.astype(np.float64), s1.size,
-                                  n_class0, n_class1, alpha_per_rate, delta, dev_level, target=target)
+        _check_level(dev_level)
+        top, _, best = _max_worst(
+            [[(fp, s0.size, fn, s1.size)]], int(n_class0), int(n_class1), float(alpha_per_rate),
+            float(delta), (float(dev_level),), target,
+        )[0]
     youden = (1.0 - fn / s1.size) - fp / s0.size
-    best = int(np.argmax(value)) if float(value.max()) > 0.0 else int(np.argmax(youden))
+    if top <= 0.0:
+        best = int(np.argmax(youden))
     threshold = float(0.5 * (cuts[best] + below[best]))
-    return threshold, float(max(value[best], 0.0)), float(youden[best])
+    return threshold, max(top, 0.0), float(youden[best])
+
+
+def _max_expected(
+    e0: NDArray[np.float64],
+    m0: int,
+    e1: NDArray[np.float64],
+    m1: int,
+    n0: int,
+    n1: int,
+    alpha: float,
+    delta: float,
+    target: Target | None,
+) -> tuple[float, int]:
+    """The largest :func:`expected_bound` over cuts and its first cut (``(0.0, 0)`` when none is positive).
+
+    Where :func:`expected_bound` takes its quadrature, the quadrature is bounded above at every
+    cut and below at the few cuts of largest upper bound, from approximate beta quantiles
+    (:func:`_isf_bounds`), and computed only where its upper bound reaches the largest lower
+    bound: the result of computing it everywhere.
+    """
+    if e0.size * (n0 + 1) * (n1 + 1) <= EXACT_LIMIT:
+        value = expected_bound(e0, m0, e1, m1, n0, n1, alpha, delta, target=target)
+        best = int(np.argmax(value))
+        return (float(value[best]), best) if value[best] > 0.0 else (0.0, 0)
+    lo0, hi0, lo1, hi1 = _quadrature_rates(e0, m0, e1, m1, n0, n1, alpha)
+    upper = _quadrature_value(lo0, lo1, delta, target)
+    # lower bounds at the few largest upper bounds: the largest lower bound, nearly
+    lead = np.argsort(-upper, kind="stable")[:_LOWER_AT]
+    lower = _quadrature_value(hi0[lead], hi1[lead], delta, target)
+    chosen = np.flatnonzero((upper > 0.0) & (upper >= lower.max()))
+    if not chosen.size:
+        return 0.0, 0
+    value = _expected_bound_quadrature(e0[chosen], m0, e1[chosen], m1, n0, n1, alpha, delta, target)
+    best = int(np.argmax(value))
+    return (float(value[best]), int(chosen[best])) if value[best] > 0.0 else (0.0, 0)
 
 
 def best_cut(
@@ -444,8 +682,13 @@ def best_cut(
     s1 = np.asarray(scores_1, dtype=np.float64).reshape(-1)
     if s0.size == 0 or s1.size == 0:
         raise DataError("scores_0 and scores_1 must each hold at least one score.")
-    up = _best_oriented_cut(s0, s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
-    down = _best_oriented_cut(-s0, -s1, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
+    # sorted once: the scores of orientation -1 are those of +1 negated, in reverse order
+    a, b = np.sort(s0), np.sort(s1)
+    unique = _sorted_unique(a, b)
+    up = _best_oriented_cut(a, b, unique, n_class0, n_class1, alpha_per_rate, delta, dev_level, target)
+    down = _best_oriented_cut(
+        -a[::-1], -b[::-1], -unique[::-1], n_class0, n_class1, alpha_per_rate, delta, dev_level, target
+    )
     if (down[1], down[2]) > (up[1], up[2]):
         return -1, -down[0], down[1]
     return 1, up[0], up[1]
@@ -503,8 +746,9 @@ def robust_cut(
     per coordinate of a sparse vector, each with a few bins, would offer a fluke hundreds of
     chances at the relaxed level). Costs ``O(n log n)``: each half is sorted once
     and every candidate threshold is a binary search; the criterion itself (inverse incomplete
-    beta functions) is evaluated only on the thresholds that could beat the best one found,
-    with the same result as evaluating all of them (``_max_worst``).
+    beta functions) is bounded from approximate quantiles and evaluated exactly only on the
+    thresholds that could beat the best one found, with the same result as evaluating all of
+    them (``_max_worst``).
 
     Examples
     --------
@@ -519,16 +763,15 @@ def robust_cut(
         if a.size == 0 or b.size == 0:
             raise DataError("every half must hold scores of both classes.")
         prepared.append((a, b))
-    # the halves are sorted: a stable sort of their concatenation merges the runs
-    merged = np.sort(np.concatenate([x for pair in prepared for x in pair]), kind="stable")
-    unique = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
+    unique = _sorted_unique(*(x for pair in prepared for x in pair))
     ranks = _thinned_ranks(unique.size)
     cuts = unique[ranks]
     below = np.where(ranks > 0, unique[np.maximum(ranks - 1, 0)], unique[0] - 1.0)
     above = np.where(ranks < unique.size - 1, unique[np.minimum(ranks + 1, unique.size - 1)],
                      unique[-1] + 1.0)
-    counts: list[tuple[int, NDArray[np.float64], int, NDArray[np.float64], int]] = []
+    blocks: list[list[_Side]] = []
     for orientation in (1, -1):
+        sides: list[_Side] = []
         for a, b in prepared:
             if orientation == 1:  # class 1 when score >= cut
                 fp = a.size - np.searchsorted(a, cuts, side="left")
@@ -536,98 +779,241 @@ def robust_cut(
             else:  # class 1 when score <= cut
                 fp = np.searchsorted(a, cuts, side="right")
                 fn = b.size - np.searchsorted(b, cuts, side="right")
-            counts.append((orientation, fp.astype(np.float64), a.size, fn.astype(np.float64), b.size))
+            sides.append((fp, a.size, fn, b.size))
+        blocks.append(sides)
+    if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
+        dev_level = max(dev_level, FEW_CUTS_LEVEL)
+    _check_plan(n_class0, n_class1, alpha_per_rate, delta)
+    _check_level(dev_level)
     # when no threshold is positive at the pessimistic level (too few development calls for
     # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice still
     # follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
-    if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
-        dev_level = max(dev_level, FEW_CUTS_LEVEL)
-    found: dict[float, tuple[float, int, int]] = {}
-    for level in (dev_level, 0.5):
-        best = (-1.0, 1, 0)
-        for orientation in (1, -1):
-            sides = [(e0, m0, e1, m1) for o, e0, m0, e1, m1 in counts if o == orientation]
-            value, k = _max_worst(
-                sides, n_class0, n_class1, alpha_per_rate, delta, level, best[0], target
-            )
-            if value > best[0]:
-                best = (value, orientation, k)
-        found[level] = best
-    chosen, orientation, k = found[dev_level]
-    plug_in = found[0.5][0]
+    levels = (float(dev_level), 0.5)
+    found = _max_worst(
+        blocks, int(n_class0), int(n_class1), float(alpha_per_rate), float(delta), levels, target
+    )
+    chosen, block, k = found[0]
+    plug_in = found[1][0]
     if chosen <= 0.0:
-        _, orientation, k = found[0.5]
+        _, block, k = found[1]
+    orientation = 1 if block == 0 else -1
     edge = below[k] if orientation == 1 else above[k]
-    return orientation, float(0.5 * (cuts[k] + edge)), max(chosen, 0.0), max(plug_in, 0.0)
+    return orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in
+
+
+def _pessimistic_rates(
+    requests: Sequence[_Request], alpha: float, *, exact: bool
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """Per request, bounds on (``exact``: twice the value of) the pessimistic reserved rate of each count.
+
+    The rate of ``e`` errors among ``m`` development rows is that of :func:`pessimistic_bound`:
+    the bound at ``alpha`` on ``n`` reserved rows of ``n`` times the bound at the development
+    level of ``e`` among ``m``. When a ``(m, n, level)`` has fewer possible counts than counts
+    asked, each distinct count is computed once; all are computed in one pass.
+    """
+    groups: dict[tuple[int, int, float], list[int]] = {}
+    for i, request in enumerate(requests):
+        groups.setdefault(request[:3], []).append(i)
+    counts: list[NDArray[np.int64]] = []
+    where: list[NDArray[np.int64] | slice] = [slice(0)] * len(requests)
+    start = 0
+    for (m, _, _), group in groups.items():
+        asked = [requests[i][3] for i in group]
+        total = sum(x.size for x in asked)
+        if m + 1 <= 2 * total:  # few possible counts: mark those asked, compute each once
+            mark = np.zeros(m + 1, dtype=bool)
+            for x in asked:
+                mark[x] = True
+            position = np.cumsum(mark) - 1 + start
+            counts.append(np.flatnonzero(mark))
+            for i, x in zip(group, asked, strict=True):
+                where[i] = position[x]
+        else:
+            counts.append(np.concatenate(asked))
+            for i, x in zip(group, asked, strict=True):
+                where[i] = slice(start, start + x.size)
+                start += x.size
+            start -= total
+        start += counts[-1].size
+    e = np.concatenate([np.zeros(0), *counts]).astype(np.float64)
+    rows, reserved, level = (
+        np.concatenate(
+            [np.zeros(0)] + [np.full(c.size, float(key[j])) for key, c in zip(groups, counts, strict=True)]
+        )
+        for j in range(3)
+    )
+    if exact:  # as pessimistic_bound computes it, to the last bit
+        lo = hi = _upper_real(_upper_real(e, rows, level) * reserved, reserved, alpha)
+    else:
+        r_lo, r_hi = np.empty(e.size), np.empty(e.size)
+        for value in {key[2] for key in groups}:
+            at = level == value
+            r_lo[at], r_hi[at] = _upper_bounds(e[at], rows[at], value)
+        # the reserved bound rises with the rate: bound it at the rate's lower and upper bound
+        both_lo, both_hi = _upper_bounds(
+            np.concatenate([r_lo * reserved, r_hi * reserved]), np.tile(reserved, 2), alpha
+        )
+        lo, hi = both_lo[: e.size], both_hi[e.size:]
+    return [(lo[at], hi[at]) for at in where]
+
+
+def _bound_value(
+    u0: NDArray[np.float64], u1: NDArray[np.float64], delta: float, target: Target | None
+) -> NDArray[np.float64]:
+    """:func:`_value` for bounding it (bounds on rates above 0): as monotone, one logarithm for Eq. 16."""
+    if target is not None:
+        return _value(u0, u1, delta, target)
+    ratio = np.maximum((1.0 - delta - u1) / u0, (1.0 - delta - u0) / u1)
+    out: NDArray[np.float64] = np.log(np.maximum(ratio, 1.0))
+    return out
+
+
+def _batched(
+    pairs: Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]], delta: float, target: Target | None
+) -> list[NDArray[np.float64]]:
+    """:func:`_bound_value` of each pair of rate-bound arrays, in one evaluation."""
+    sizes = np.cumsum([u0.size for u0, _ in pairs])
+    if not pairs or not sizes[-1]:
+        return [np.zeros(0) for _ in pairs]
+    values = _bound_value(
+        np.concatenate([u0 for u0, _ in pairs]), np.concatenate([u1 for _, u1 in pairs]), delta, target
+    )
+    return np.split(values, sizes[:-1])
+
+
+def _inner(lo: NDArray[np.int64], hi: NDArray[np.int64], step: int) -> NDArray[np.int64]:
+    """The points ``lo[i] + step * j`` strictly between ``lo[i]`` and ``hi[i]`` (j >= 1), run by run."""
+    length = np.maximum((hi - lo - 1) // step, 0)
+    offsets = np.cumsum(length) - length
+    ranks = np.arange(int(length.sum()), dtype=np.int64) - np.repeat(offsets, length) + 1
+    out: NDArray[np.int64] = np.repeat(lo, length) + step * ranks
+    return out
 
 
 def _max_worst(
-    sides: Sequence[tuple[NDArray[np.float64], int, NDArray[np.float64], int]],
+    blocks: Sequence[Sequence[_Side]],
     n_class0: int,
     n_class1: int,
     alpha_per_rate: float,
     delta: float,
-    level: float,
-    floor: float,
+    levels: Sequence[float],
     target: Target | None = None,
-) -> tuple[float, int]:
-    """The largest, over cuts, of the smallest pessimistic bound over halves, and its first cut.
+) -> list[tuple[float, int, int]]:
+    """Per level, the largest over cuts of the smallest pessimistic bound over a block's halves.
 
-    ``sides`` holds each half's error counts at every cut (``e0, m0, e1, m1``). Only a largest
-    value above ``floor`` is sought (the best of the other orientation): when it is at most
-    ``floor``, some value at most ``floor`` is returned. The result is that of evaluating
-    every cut, at a fraction of the cost (each evaluation is four inverse
-    incomplete beta functions): as the cut moves one way, one error count only falls and the
-    other only rises, and the bound falls as either count rises, so the bound at the smaller
-    end counts of a run of cuts caps every cut inside it. Cuts on a grid every
-    :data:`_PRUNE_STRIDE` are evaluated first; then every run between evaluated cuts whose
-    cap reaches the best value found and exceeds ``floor`` and 0 (the first cut, evaluated,
-    already holds the value 0 that every cut is floored at) is cut in four, until no such run
-    is left.
+    Each block (an orientation, say) holds its halves' error counts at each of its cuts. Per
+    level the result is ``(value, block, cut)``: the largest value and the first block and cut
+    that reach it, blocks in order; ``(0.0, 0, 0)`` when every value is 0. It is the result of
+    evaluating :func:`pessimistic_bound` at every cut, at a fraction of the cost. The two
+    inverse incomplete beta functions behind each bound are approximated
+    (:func:`_logit_quantile`) within an error bound tested against SciPy
+    (:data:`_APPROX_ERROR`), which bounds a cut's value from below and above. Cuts are bounded
+    on a grid first, every ``_STRIDES[0]``-th (every cut at once when there are few, or few
+    possible counts and the criterion is Eq. 16): as the cut moves one way one error count
+    only falls and the other only rises, and the value falls as either count rises, so the
+    upper bound at the smaller end counts of a run between bounded cuts caps every cut inside
+    it. Runs whose cap reaches the largest lower bound found (and exceeds 0) are bounded on the
+    next, finer grid, down to every cut; the cuts whose upper bound reaches the largest lower
+    bound are then evaluated exactly, each distinct count once.
     """
+    keys = [(level, j) for level in range(len(levels)) for j in range(len(blocks))]
+    sizes = [block[0][0].size for block in blocks]
+    rows = max(max(m0, m1) for block in blocks for _, m0, _, m1 in block)
+    # few cuts, or few possible counts and a cheap criterion: every cut is bounded in one pass
+    few = max(sizes) <= 8 * _STRIDES[0] or (target is None and rows <= _ONE_PASS_ROWS)
+    strides = (1,) if few else _STRIDES
+    cuts = {key: np.zeros(0, dtype=np.int64) for key in keys}
+    upper = {key: np.zeros(0) for key in keys}
+    lows: dict[tuple[int, int], list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = {
+        key: [(np.zeros(0), np.zeros(0)) for _ in blocks[key[1]]] for key in keys
+    }
+    best = [0.0] * len(levels)
+    runs: dict[tuple[int, int], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
-    def worst(e0s: list[NDArray[np.float64]], e1s: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-        out = np.full(e0s[0].size, np.inf)
-        for (_, m0, _, m1), e0, e1 in zip(sides, e0s, e1s, strict=True):
-            out = np.minimum(
-                out,
-                pessimistic_bound(
-                    e0, m0, e1, m1, n_class0, n_class1, alpha_per_rate, delta, level, target=target
-                ),
-            )
-        return out
+    def rates(
+        at: dict[tuple[int, int], NDArray[np.int64]], exact: bool
+    ) -> dict[tuple[int, int], list[tuple[NDArray[np.float64], ...]]]:
+        """Rate bounds ``(lo0, hi0, lo1, hi1)`` per key and half at the given cuts."""
+        requests: list[_Request] = [
+            request
+            for (level, j), cut in at.items()
+            for e0, m0, e1, m1 in blocks[j]
+            for request in ((m0, n_class0, levels[level], e0[cut]), (m1, n_class1, levels[level], e1[cut]))
+        ]
+        found = iter(_pessimistic_rates(requests, alpha_per_rate, exact=exact))
+        return {key: [(*next(found), *next(found)) for _ in blocks[key[1]]] for key in at}
 
-    size = sides[0][0].size
-    if size <= 4 * _PRUNE_STRIDE:
-        values = worst([s[0] for s in sides], [s[2] for s in sides])
-        k = int(np.argmax(values))
-        return float(values[k]), k
-    cuts = np.unique(np.concatenate([np.arange(0, size, _PRUNE_STRIDE), [size - 1]]))
-    values = worst([s[0][cuts] for s in sides], [s[2][cuts] for s in sides])
-    lo, hi = cuts[:-1], cuts[1:]
-    while lo.size:
-        best = float(values.max())
-        cap = worst(
-            [np.minimum(s[0][lo], s[0][hi]) for s in sides],
-            [np.minimum(s[2][lo], s[2][hi]) for s in sides],
+    def worst(
+        pairs: dict[tuple[int, int], list[tuple[NDArray[np.float64], NDArray[np.float64]]]]
+    ) -> dict[tuple[int, int], NDArray[np.float64]]:
+        """The smallest over halves of :func:`_bound_value` of each key's pairs, in one evaluation."""
+        flat = iter(_batched([pair for key in pairs for pair in pairs[key]], delta, target))
+        return {key: np.min([next(flat) for _ in pairs[key]], axis=0) for key in pairs}
+
+    for round_, stride in enumerate(strides):
+        if round_ == 0:
+            new = {key: np.union1d(np.arange(0, sizes[key[1]], stride), [sizes[key[1]] - 1]) for key in keys}
+        else:
+            # cap of each run: the upper bound at the smaller end count of each rate
+            ends = {}
+            for key, (lo, hi) in runs.items():
+                at_lo, at_hi = np.searchsorted(cuts[key], lo), np.searchsorted(cuts[key], hi)
+                ends[key] = [
+                    (np.where(e0[lo] <= e0[hi], lo0[at_lo], lo0[at_hi]),
+                     np.where(e1[lo] <= e1[hi], lo1[at_lo], lo1[at_hi]))
+                    for (e0, _, e1, _), (lo0, lo1) in zip(blocks[key[1]], lows[key], strict=True)
+                ]
+            caps = worst(ends)
+            new = {}
+            for key, (lo, hi) in runs.items():
+                keep = (caps[key] > 0.0) & (caps[key] >= best[key[0]])
+                runs[key] = (lo[keep], hi[keep])
+                new[key] = _inner(lo[keep], hi[keep], stride)
+        found = rates(new, exact=False)
+        bounded = worst({key: [(lo0, lo1) for lo0, _, lo1, _ in found[key]] for key in new})
+        # lower bounds at the few largest upper bounds: the largest lower bound, nearly
+        lead = {key: np.argsort(-bounded[key], kind="stable")[:_LOWER_AT] for key in new}
+        lower = worst(
+            {key: [(hi0[lead[key]], hi1[lead[key]]) for _, hi0, _, hi1 in found[key]] for key in new}
         )
-        # a relative margin keeps a run whose cap ties the best up to rounding of the beta inverse
-        keep = (cap > max(floor, 0.0)) & (cap >= best - 1e-9 * max(best, 1.0)) & (hi - lo > 1)
-        lo, hi = lo[keep], hi[keep]
-        if not lo.size:
-            break
-        # each run left is cut in four: its three inner cut points are evaluated
-        step = np.maximum((hi - lo) // 4, 1)
-        points = lo[:, None] + step[:, None] * np.arange(1, 4)[None, :]
-        inside = points < hi[:, None]
-        new = points[inside]
-        cuts = np.concatenate([cuts, new])
-        values = np.concatenate([values, worst([s[0][new] for s in sides], [s[2][new] for s in sides])])
-        bounds = np.concatenate([lo[:, None], np.where(inside, points, hi[:, None]), hi[:, None]], axis=1)
-        lo, hi = bounds[:, :-1].reshape(-1), bounds[:, 1:].reshape(-1)
-        lo, hi = lo[hi - lo > 1], hi[hi - lo > 1]
-    top = float(values.max())
-    return top, int(cuts[values == top].min())
+        for key in new:
+            if lower[key].size:
+                best[key[0]] = max(best[key[0]], float(lower[key].max()))
+            order = np.argsort(np.concatenate([cuts[key], new[key]]), kind="stable")
+            cuts[key] = np.concatenate([cuts[key], new[key]])[order]
+            upper[key] = np.concatenate([upper[key], bounded[key]])[order]
+            lows[key] = [
+                (np.concatenate([lo0, f[0]])[order], np.concatenate([lo1, f[2]])[order])
+                for (lo0, lo1), f in zip(lows[key], found[key], strict=True)
+            ]
+            if round_ == 0:
+                lo, hi = new[key][:-1], new[key][1:]
+            else:  # the kept runs, split at their new cuts
+                points = np.unique(np.concatenate([runs[key][0], runs[key][1], new[key]]))
+                lo, hi = points[:-1], points[1:]
+                run = np.searchsorted(runs[key][0], lo, side="right") - 1
+                inside = (run >= 0) & (hi <= runs[key][1][np.maximum(run, 0)])
+                lo, hi = lo[inside], hi[inside]
+            runs[key] = (lo[hi - lo > 1], hi[hi - lo > 1])
+    # a cut whose upper bound is below some cut's lower bound is not the largest; one whose
+    # upper bound is 0 has the value 0 that the first cut has too
+    chosen = {key: cuts[key][(upper[key] > 0.0) & (upper[key] >= best[key[0]])] for key in keys}
+    exact = rates(chosen, exact=True)
+    out: list[tuple[float, int, int]] = []
+    for level in range(len(levels)):
+        values = []
+        for j in range(len(blocks)):
+            value = np.full(chosen[level, j].size, np.inf)
+            for u0, _, u1, _ in exact[level, j]:  # as pessimistic_bound evaluates it
+                value = np.minimum(value, _value(u0, u1, delta, target))
+            values.append(value)
+        top = max((float(v.max()) for v in values if v.size), default=0.0)
+        if top <= 0.0:
+            out.append((0.0, 0, 0))
+            continue
+        j = next(j for j, v in enumerate(values) if v.size and v.max() == top)
+        out.append((top, j, int(chosen[level, j][values[j] == top].min())))
+    return out
 
 
 def _thinned_ranks(size: int) -> NDArray[np.int64]:
