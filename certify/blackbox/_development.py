@@ -19,7 +19,6 @@ Nothing here sees a reserved call: whatever these stages choose, the certificate
 from __future__ import annotations
 
 import math
-import os as _os
 from collections.abc import Callable, Sequence
 from typing import Any, Final, final
 
@@ -28,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from certify.blackbox.events import (
+    DEV_LEVEL,
     Choice,
     Family,
     choose_event,
@@ -45,14 +45,18 @@ from certify.stats.tradeoff import Target
 __all__ = [
     "EXTEND_COST",
     "EXTEND_MAX_SHARE",
+    "DEV_VALUES_PER_CALL",
     "MAX_DEV_VALUES",
     "MIN_DEV_CALLS",
+    "RACE_FIT_CALLS",
     "SCREEN_CALLS",
+    "SCREEN_DEV_LEVEL",
     "SCREEN_MAX_SHARE",
     "Budget",
     "Candidate",
     "Development",
     "choose",
+    "dev_values",
     "develop",
     "extension",
     "plan_budget",
@@ -62,14 +66,20 @@ __all__ = [
 MIN_DEV_CALLS: Final = 1_000
 """Fewest development calls per input pair (when the budget allows)."""
 
-SCREEN_CALLS: Final = int(_os.environ.get("CERTIFY_SCREEN_CALLS", "10000"))
+SCREEN_CALLS: Final = 10_000
 """Fewest calls per input a pair gets in its first screening round (when the budget allows)."""
 
-SCREEN_MAX_SHARE: Final = float(_os.environ.get("CERTIFY_SCREEN_SHARE", "0.3"))
+SCREEN_MAX_SHARE: Final = 0.3
 """Most of the budget the screening rounds may take to give each pair its first-round calls."""
 
-MAX_DEV_VALUES: Final = 20_000_000
-"""Most development output numbers of one pair held in memory (calls times output dimension)."""
+MAX_DEV_VALUES: Final = 12_000_000
+"""Most development output numbers of one pair held in memory (calls times output dimension)
+for budgets up to ten million calls; larger budgets may hold :data:`DEV_VALUES_PER_CALL` per
+call (96 MB of outputs at 1e7 calls, a pair's outputs of 20 coordinates at 300,000 calls per
+input; 384 MB at 4e7 calls)."""
+
+DEV_VALUES_PER_CALL: Final = 1.2
+"""Development output numbers held per call of the budget, above :data:`MAX_DEV_VALUES`."""
 
 EXTEND_COST: Final = 0.005
 """The chosen pair's round grows, on fresh calls, while taking those calls from the reserve
@@ -78,8 +88,19 @@ costs its best event less than this share of its expected bound."""
 EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by growing the chosen pair's round."""
 
-_FINAL_LEVEL = float(_os.environ.get("CERTIFY_FINAL_LEVEL", "0.05"))
-_SCREEN_DEV_LEVEL = float(_os.environ.get("CERTIFY_SCREEN_DEV_LEVEL", "0.25"))
+SCREEN_DEV_LEVEL: Final = 0.25
+"""Level of the pessimistic development rates that choose a pair's events in a screening round:
+the relaxed level of few cuts, since held-out calls value the events (at the strict level, on a
+few thousand calls per input, the events of every pair of ReportNoisyMax3 were nothing, and the
+race drew lots).
+
+The chosen pair's event is chosen at :data:`~certify.blackbox.events.DEV_LEVEL`: at 0.15 on the
+right pair of ReportNoisyMax3 at 1e6 calls, one seed of eight certified 0.03 (0.18 at 0.05)."""
+
+RACE_FIT_CALLS: Final = 65_536
+"""Most calls per input of one half that choose a pair's event in a screening round; the other
+half's calls, all of them, value it."""
+
 CLEAR_LEVEL: Final = 0.023
 """One-sided level of two standard deviations: a pair whose showing lies below the best one's
 by this much on each side is out of the race whatever the number of pairs."""
@@ -136,6 +157,11 @@ class Budget:
         return sum(self.screening) + 2 * self.final
 
 
+def dev_values(calls: int) -> int:
+    """Most development output numbers of one pair held in memory at a budget of ``calls``."""
+    return max(MAX_DEV_VALUES, int(DEV_VALUES_PER_CALL * calls))
+
+
 def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, width: int) -> Budget:
     """Development calls per round and reserved calls per input.
 
@@ -155,7 +181,7 @@ def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, wi
     ((8, 4, 2), True, 25000)
     """
     dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
-    cap = MAX_DEV_VALUES // (2 * max(width, 1))
+    cap = dev_values(calls) // (2 * max(width, 1))
     alive: list[int] = []
     left = n_pairs
     while left > 1:
@@ -231,6 +257,13 @@ class Candidate:
         return (self.clear[0], self.held_out)
 
 
+def _log_ratio(numerator: float, denominator: float) -> float:
+    """``log(numerator / denominator)``, -inf for a numerator at or below 0, +inf over 0."""
+    if numerator <= 0.0:
+        return -math.inf
+    return math.inf if denominator <= 0.0 else math.log(numerator / denominator)
+
+
 def _log_ratio_interval(
     fp: int, n0: int, fn: int, n1: int, delta: float, level: float = 0.16
 ) -> tuple[float, float]:
@@ -243,10 +276,7 @@ def _log_ratio_interval(
     bounds = []
     for rate in (clopper_pearson_upper, clopper_pearson_lower):
         u0, u1 = rate(fp, n0, level), rate(fn, n1, level)
-        bounds.append(max(
-            math.log((1.0 - delta - u) / v) if 1.0 - delta - u > 0.0 and v > 0.0 else -math.inf
-            for u, v in ((u1, u0), (u0, u1))
-        ))
+        bounds.append(max(_log_ratio(1.0 - delta - u, v) for u, v in ((u1, u0), (u0, u1))))
     return bounds[0], bounds[1]
 
 
@@ -276,9 +306,9 @@ def _cross_fitted_showing(
     pooled: dict[str, list[int]] = {}
     chosen: dict[str, Choice] = {}
     for k in (0, 1):
-        fit_a, fit_b = halves[k]
+        fit_a, fit_b = halves[k][0][:RACE_FIT_CALLS], halves[k][1][:RACE_FIT_CALLS]
         val_a, val_b = halves[1 - k]
-        found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, _SCREEN_DEV_LEVEL)
+        found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, SCREEN_DEV_LEVEL)
         tried: set[str] = set()
         for choice in found:
             if choice.family in tried or len(tried) == SCREEN_FAMILIES:
@@ -409,7 +439,7 @@ def race(
         out = {q for q in ranked if round_shown[q].clear[1] < clear_floor}
         behind = [q for q in ranked[::-1] if round_shown[q].upper < floor and q not in out]
         out |= set(behind[: max(len(alive) // 2 - len(out), 0)])
-        alive = [q for q in ranked if q not in out]
+        alive = [ranked[0]] + [q for q in ranked[1:] if q not in out]
         for i in set(held) - {i for p in alive for i in pairs[p]}:
             del held[i]
         if len(alive) == 1:  # decided: the rest of the screening calls stay in the reserve
@@ -440,13 +470,13 @@ def extension(
     those calls from the reserve costs ``choice`` less than :data:`EXTEND_COST` of its expected
     bound at the planned reserve, judged on the half of the development calls that chose its
     threshold; development may reach :data:`EXTEND_MAX_SHARE` of the budget, and one pair's
-    outputs :data:`MAX_DEV_VALUES` numbers. Where the bound is set by the event (rare windows,
+    outputs :func:`dev_values` numbers. Where the bound is set by the event (rare windows,
     small effects spread over many coordinates) rather than by the width of the reserved
     confidence bounds, development calls buy more than reserved ones.
     """
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     held = max(dev_a.shape[0], dev_b.shape[0])
-    room = MAX_DEV_VALUES // (2 * max(width, 1)) - held
+    room = dev_values(calls) // (2 * max(width, 1)) - held
     extra, step, spent = 0, budget.final, budget.development_calls
     sizes = []
     while step <= room - extra and spent + 2 * (extra + step) <= EXTEND_MAX_SHARE * calls:
@@ -497,7 +527,7 @@ def choose(
         If no family applies to the outputs.
     """
     width = dev_a.shape[1]
-    found = develop(dev_a, dev_b, families, budget.reserved, alpha_per_rate, _FINAL_LEVEL)
+    found = develop(dev_a, dev_b, families, budget.reserved, alpha_per_rate, DEV_LEVEL)
     if not found:
         raise ParameterError(
             f"no test family in {tuple(families)!r} applies to these outputs; use tests='certify'."
@@ -514,7 +544,7 @@ def choose(
         again = [f for f in families if any(
             c.family == f and c.value >= _KEEP_FAMILIES * best for c in found
         )]
-        found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, _FINAL_LEVEL) or found
+        found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, DEV_LEVEL) or found
     return found, dev_a, dev_b, extra
 
 

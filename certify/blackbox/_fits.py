@@ -70,6 +70,10 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
         return None  # a single continuous coordinate: the binned family covers it
     probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
+    if edges:  # binned cells that already outnumber the keys on a few rows: too sparse
+        head = np.concatenate([_row_hashes(probe.cells(x[: 2 * _MAX_KEYS])) for x in (fit_a, fit_b)])
+        if np.unique(head).size > _MAX_KEYS:
+            return None
     cells_a, cells_b = probe.cells(fit_a), probe.cells(fit_b)
     # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by
     # chance would share a key, and the stored key still scores only its own value exactly
@@ -175,8 +179,14 @@ def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[Sc
 
 def _laplace(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
     """The product-Laplace log ratio with medians and pooled mean absolute deviations."""
-    ma, mb = np.median(fit_a, axis=0), np.median(fit_b, axis=0)
-    scale = np.concatenate([np.abs(fit_a - ma), np.abs(fit_b - mb)]).mean(axis=0)
+    # column by column: the temporaries are one column long, not copies of the calls
+    ma = np.array([np.median(fit_a[:, j]) for j in range(fit_a.shape[1])])
+    mb = np.array([np.median(fit_b[:, j]) for j in range(fit_b.shape[1])])
+    scale = np.array([
+        (np.abs(fit_a[:, j] - ma[j]).sum() + np.abs(fit_b[:, j] - mb[j]).sum())
+        / (fit_a.shape[0] + fit_b.shape[0])
+        for j in range(fit_a.shape[1])
+    ])
     floor = 1e-9 * max(float(np.abs(np.concatenate([ma, mb])).max()), 1.0)
     if not np.all(scale > floor):
         scale = np.maximum(scale, floor)
