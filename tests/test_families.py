@@ -363,3 +363,32 @@ def test_a_claim_without_a_plan_is_refused() -> None:
     split = _table(3).split(0.5, seed=0)
     with pytest.raises(ParameterError, match="needs plan=BoundPlan"):
         FixedTest.fit(None, split.development, Pair("a", "b"), claim=cf.GDPClaim(1.0))
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (301, 64), (300, 64)])
+def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
+    """The families' column medians equal np.median(axis=0) exactly, for odd and even row counts."""
+    from certify.protocol.families import _column_medians
+
+    x = np.random.default_rng(shape[0]).laplace(size=shape)
+    x[0, 0] = x[-1, 0]  # a tie
+    assert np.array_equal(_column_medians(x), np.median(x, axis=0))
+    x[0, -1] = np.nan
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(_column_medians(x), np.median(x, axis=0), equal_nan=True)
+
+
+def test_select_returns_the_test_fit_gives_for_the_chosen_family() -> None:
+    """FixedTest.select reuses the chosen family's out-of-fold scores: fit gives the same test."""
+    from typing import cast
+
+    from certify.protocol.families import FamilyName, estimator_for
+
+    split = _table(5, n=80, d=10).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
+    chosen = FixedTest.select("certify", split.development, pair, plan=plan, threshold="max_bound")
+    family = cast(FamilyName, chosen.name.removeprefix("certify:"))
+    refit = FixedTest.fit(estimator_for(family, split.development, pair), split.development, pair,
+                          threshold="max_bound", plan=plan, name=chosen.name)
+    assert chosen == refit

@@ -215,38 +215,8 @@ class FixedTest:
         plan = _targeted(plan, claim)
         est = _sklearn.default_estimator() if estimator is None else estimator
         resp = _sklearn.response_of(est, response)
-        x_a, x_b = development.rows(pair.a), development.rows(pair.b)
-        linear = _is_linear(est)
-        stored = _stores_score(est)
-        score_resp: _sklearn.Response = "decision_function" if linear or stored else resp
-        oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, score_resp)
-        orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold, plan)
-        auc = _oriented_auc(oof[: len(x_a)], oof[len(x_a) :], orientation)
-        model = _sklearn.fit_binary(cast(_sklearn.Classifier, est), x_a, x_b)
-        score_model: ScoreModel
-        if linear:
-            fitted: Any = model
-            if not (hasattr(fitted, "coef_") and hasattr(fitted, "intercept_")):
-                raise EstimatorError(
-                    f"the fitted {type(est).__name__} has no coef_ and intercept_; a linear "
-                    "classifier must expose both to be stored as coefficients."
-                )
-            coef = np.asarray(fitted.coef_, dtype=np.float64).reshape(-1)
-            intercept = float(np.asarray(fitted.intercept_).reshape(-1)[0])
-            score_model = LinearScore(tuple(coef.tolist()), intercept)
-        elif stored:
-            score_model = cast(Any, model).score_model()
-        else:
-            score_model = SkopsScore.from_estimator(model, score_resp)
-        return cls(
-            pair=pair,
-            model=score_model,
-            threshold=thr,
-            orientation=orientation,
-            development_fingerprint=development.fingerprint,
-            name=name or type(est).__name__,
-            development_auc=auc,
-        )
+        return _fitted_test(cls, est, development, pair, threshold=threshold, folds=folds, seed=seed,
+                            response=resp, name=name, plan=plan)
 
     @classmethod
     def from_score(
@@ -377,7 +347,8 @@ class FixedTest:
         from certify.protocol.families import max_bound_cut
 
         best: tuple[float, float, int] | None = None
-        chosen: tuple[str, object] | None = None  # (family name, unfitted estimator)
+        # (family name, unfitted estimator, its out-of-fold scores)
+        chosen: tuple[str, object, NDArray[np.float64]] | None = None
         for k, fam in enumerate(names):
             est = estimator_for(fam, development, pair, seed=seed)
             oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, "decision_function")
@@ -392,11 +363,13 @@ class FixedTest:
                 )
             key = (value, _oriented_auc(s0, s1, orientation), -k)
             if best is None or key > best:
-                best, chosen = key, (fam, est)
+                best, chosen = key, (fam, est, oof)
         if chosen is None:  # pragma: no cover - resolve_candidates never returns ()
             raise ParameterError("candidates must name at least one family.")
-        return cls.fit(chosen[1], development, pair, threshold=threshold, folds=folds, seed=seed,
-                       name=name or f"certify:{chosen[0]}", plan=plan)
+        # the chosen family's out-of-fold scores are those FixedTest.fit would compute again
+        return _fitted_test(cls, chosen[1], development, pair, threshold=threshold, folds=folds,
+                            seed=seed, response="decision_function",
+                            name=name or f"certify:{chosen[0]}", plan=plan, oof=chosen[2])
 
     def predict(self, X: NDArray[np.float64]) -> NDArray[np.bool_]:
         """True where the test predicts class 1 (``pair.b``)."""
@@ -437,6 +410,56 @@ class FixedTest:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"a test entry of the record is malformed ({exc!r}).") from exc
+
+
+def _fitted_test(
+    cls: type[FixedTest],
+    est: object,
+    development: EmbeddingTable,
+    pair: Pair,
+    *,
+    threshold: ThresholdRule,
+    folds: int,
+    seed: int,
+    response: _sklearn.Response,
+    name: str | None,
+    plan: BoundPlan | None,
+    oof: NDArray[np.float64] | None = None,
+) -> FixedTest:
+    """:meth:`FixedTest.fit` after its checks; ``oof`` are the scores ``_out_of_fold`` would give."""
+    x_a, x_b = development.rows(pair.a), development.rows(pair.b)
+    linear = _is_linear(est)
+    stored = _stores_score(est)
+    score_resp: _sklearn.Response = "decision_function" if linear or stored else response
+    if oof is None or score_resp != "decision_function":
+        oof = _out_of_fold(cast(_sklearn.Classifier, est), x_a, x_b, folds, seed, score_resp)
+    orientation, thr = _choose_threshold(oof[: len(x_a)], oof[len(x_a) :], threshold, plan)
+    auc = _oriented_auc(oof[: len(x_a)], oof[len(x_a) :], orientation)
+    model = _sklearn.fit_binary(cast(_sklearn.Classifier, est), x_a, x_b)
+    score_model: ScoreModel
+    if linear:
+        fitted: Any = model
+        if not (hasattr(fitted, "coef_") and hasattr(fitted, "intercept_")):
+            raise EstimatorError(
+                f"the fitted {type(est).__name__} has no coef_ and intercept_; a linear "
+                "classifier must expose both to be stored as coefficients."
+            )
+        coef = np.asarray(fitted.coef_, dtype=np.float64).reshape(-1)
+        intercept = float(np.asarray(fitted.intercept_).reshape(-1)[0])
+        score_model = LinearScore(tuple(coef.tolist()), intercept)
+    elif stored:
+        score_model = cast(Any, model).score_model()
+    else:
+        score_model = SkopsScore.from_estimator(model, score_resp)
+    return cls(
+        pair=pair,
+        model=score_model,
+        threshold=thr,
+        orientation=orientation,
+        development_fingerprint=development.fingerprint,
+        name=name or type(est).__name__,
+        development_auc=auc,
+    )
 
 
 def _targeted(plan: BoundPlan | None, claim: AnyClaim | None) -> BoundPlan | None:
