@@ -48,7 +48,7 @@ from scipy.stats import binom, norm
 from threadpoolctl import threadpool_limits
 
 from certify.plan import rate_level
-from certify.protocol.criterion import expected_bound, max_bound_cut
+from certify.protocol.criterion import best_cut, expected_bound, max_bound_cut, robust_cut
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.gaussian import analytic_gaussian_epsilon, calibrate_sigma
 
@@ -57,6 +57,7 @@ Array = NDArray[np.float64]
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 SIZES = (30, 100, 300, 3000)
 GRID_SIZES = (4, 16, 64)
+PESSIMISTIC_LEVELS = (0.05, 0.2)
 FAMILY_SIZES = (1, 40)
 GAUSS_DELTA = 1e-5
 RR_LABELS = 400
@@ -214,7 +215,7 @@ def dkw_max(s0: Array, s1: Array, alpha_rate: float, delta: float) -> float:
 def method_names() -> list[str]:
     """Column names, in table order."""
     return (["single"] + [f"grid-q {k}" for k in GRID_SIZES] + [f"grid-top {k}" for k in GRID_SIZES]
-            + ["band", "oracle"])
+            + ["band", "oracle"] + [f"pessimistic {lv:g}" for lv in PESSIMISTIC_LEVELS] + ["halves"])
 
 
 def one_repetition(
@@ -257,6 +258,16 @@ def one_repetition(
         row.append(dkw_max(r0, r1, a1, pair.delta))
         oc = np.array([oracle[family]])
         row.append(float(certified(np.sort(raw[0][n_dev:]), np.sort(raw[1][n_dev:]), oc, a1, pair.delta)[0]))
+        choices = [best_cut(d0, d1, n_res, n_res, a1, pair.delta, dev_level=lv)[:2]
+                   for lv in PESSIMISTIC_LEVELS]
+        # halves of the development rows in their drawn order (d0, d1 are sorted)
+        h0, h1 = o * raw[0][:n_dev], o * raw[1][:n_dev]
+        choices.append(robust_cut([(h0[k::2], h1[k::2]) for k in (0, 1)], n_res, n_res, a1, pair.delta)[:2])
+        for side, thr in choices:  # side +1: class 1 when the (oriented) score >= thr; -1: when <=
+            k0 = int(np.count_nonzero(side * r0 >= side * thr))
+            k1 = int(np.count_nonzero(side * r1 < side * thr))
+            row.append(epsilon_lower_from_error_bounds(
+                clopper_pearson_upper(k0, n_res, a1), clopper_pearson_upper(k1, n_res, a1), pair.delta))
         out[family] = row
     return out
 
@@ -361,10 +372,11 @@ def main() -> None:
     parser.add_argument("--dev-fraction", type=float, default=0.7, help="development share of each class")
     parser.add_argument("--seed", type=int, default=20_260_623)
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="rows per class")
     parser.add_argument("--quick", action="store_true", help="3 epsilons, n <= 300, 20 repetitions")
     args = parser.parse_args()
     epsilons: tuple[float, ...] = EPSILONS
-    sizes: tuple[int, ...] = SIZES
+    sizes: tuple[int, ...] = tuple(args.sizes)
     reps: int = args.reps
     if args.quick:
         epsilons, sizes, reps = (1.0, 4.0, 8.0), (30, 100, 300), 20

@@ -392,3 +392,51 @@ def test_select_returns_the_test_fit_gives_for_the_chosen_family() -> None:
     refit = FixedTest.fit(estimator_for(family, split.development, pair), split.development, pair,
                           threshold="max_bound", plan=plan, name=chosen.name)
     assert chosen == refit
+
+
+def test_max_bound_threshold_is_the_pessimistic_best_cut() -> None:
+    """Threshold 'max_bound' is best_cut at the pessimistic development level MAX_BOUND_LEVEL."""
+    from certify.protocol.criterion import best_cut
+    from certify.protocol.fixed import MAX_BOUND_LEVEL
+
+    split = _table(6, n=400, d=3).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan(200, 200, 0.0125)
+
+    def score(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x[:, 0], dtype=np.float64)
+
+    test = FixedTest.from_score(score, split.development, pair, name="first", threshold="max_bound",
+                                plan=plan)
+    s0, s1 = score(split.development.rows("a")), score(split.development.rows("b"))
+    orientation, threshold, _ = best_cut(s0, s1, 200, 200, 0.0125, dev_level=MAX_BOUND_LEVEL)
+    assert (test.orientation, test.threshold) == (orientation, threshold)
+
+
+def test_select_auto_folds_are_five_below_the_row_count_and_two_above() -> None:
+    """Auto folds give the test of folds=5 on few rows and of folds=2 on AUTO_FOLDS_ROWS rows."""
+    from certify.protocol.fixed import AUTO_FOLDS_ROWS
+
+    pair = Pair("a", "b")
+    small = _table(7, n=60, d=4).split(0.5, seed=0)
+    plan = BoundPlan.for_pair(small.reserved, pair, family_size=1)
+    auto = FixedTest.select("certify", small.development, pair, plan=plan)
+    assert auto == FixedTest.select("certify", small.development, pair, plan=plan, folds=5)
+    large = _table(8, n=2 * AUTO_FOLDS_ROWS, d=2, shift=0.2).split(0.5, seed=0)
+    plan = BoundPlan.for_pair(large.reserved, pair, family_size=1)
+    candidates = ("mean_difference", "laplace_lr")
+    auto = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound")
+    two = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound", folds=2)
+    five = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound", folds=5)
+    assert auto == two
+    assert auto.development_auc != five.development_auc
+
+
+def test_select_rejects_folds_that_are_not_an_integer_or_auto() -> None:
+    """FixedTest.select takes folds as an integer >= 2 or 'auto'; anything else is a ParameterError."""
+    split = _table(9).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
+    for folds in ("five", 1):
+        with suppress_type_checks(), pytest.raises(ParameterError, match="folds must be an integer >= 2"):
+            FixedTest.select("certify", split.development, pair, plan=plan, folds=folds)  # type: ignore[arg-type]
