@@ -6,9 +6,9 @@ only question is the threshold. Each repetition draws ``n`` rows per class, puts
 on development rows (Mann-Whitney AUC, as :class:`certify.FixedTest` does), and certifies with:
 
 ``single``
-    the protocol's threshold: :func:`certify.protocol.criterion.max_bound_cut` on development
-    scores (``threshold="max_bound"``), one-sided Clopper-Pearson on reserved rows at
-    ``alpha_per_rate = rate_level(alpha_test)``.
+    the expected-bound threshold: :func:`certify.protocol.criterion.max_bound_cut` on development
+    scores (``threshold="max_bound"`` until it took ``pessimistic 0.05``), one-sided
+    Clopper-Pearson on reserved rows at ``alpha_per_rate = rate_level(alpha_test)``.
 ``grid-q K``
     ``K`` thresholds at the pooled development quantiles ``i / (K + 1)``, duplicates and the
     all-positive cut dropped (``K' <= K`` left); each is certified at ``rate_level(alpha_test / K')``
@@ -24,6 +24,13 @@ on development rows (Mann-Whitney AUC, as :class:`certify.FixedTest` does), and 
 ``oracle``
     the threshold that maximizes the exact expected bound under the true error rates, certified
     like ``single`` (an upper reference; not available to an auditor).
+``pessimistic L``
+    one threshold, the cut of :func:`certify.protocol.criterion.best_cut` at ``dev_level=L``: the
+    bound at one-sided Clopper-Pearson upper development rates at level ``L``;
+    ``pessimistic 0.05`` is ``threshold="max_bound"``.
+``halves``
+    one threshold, :func:`certify.protocol.criterion.robust_cut`: the pessimistic bound (5%)
+    must hold on both halves of the development rows (the black-box route's rule).
 
 ``alpha_test`` is ``1 - confidence`` for one test and ``(1 - confidence) / 40`` for a family of 40
 tests (the benchmark's 40 pairs). Mechanisms: Laplace location pair at distance 1 with scale
@@ -31,7 +38,7 @@ tests (the benchmark's 40 pairs). Mechanisms: Laplace location pair at distance 
 ``(epsilon, 1e-5)`` (score ``x``, bound at delta = 1e-5); binary and 400-ary randomized response
 (score -1, 0, +1). The same draws serve every method within a repetition.
 
-Usage: ``python benchmarks/bench_thresholds.py [--reps R] [--reps-large R] [--quick]``
+Usage: ``python benchmarks/bench_thresholds.py [--reps R] [--reps-large R] [--sizes N ...] [--quick]``
 """
 
 from __future__ import annotations
