@@ -365,14 +365,22 @@ def test_a_claim_without_a_plan_is_refused() -> None:
         FixedTest.fit(None, split.development, Pair("a", "b"), claim=cf.GDPClaim(1.0))
 
 
-@pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (301, 64), (300, 64)])
+@pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (11, 1), (301, 64), (300, 64)])
 def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
-    """The families' column medians equal np.median(axis=0) exactly, for odd and even row counts."""
+    """Column medians equal np.median(axis=0) exactly (odd and even rows) and leave the rows as they are."""
     from certify.protocol.families import _column_medians
 
     x = np.random.default_rng(shape[0]).laplace(size=shape)
     x[0, 0] = x[-1, 0]  # a tie
     assert np.array_equal(_column_medians(x), np.median(x, axis=0))
+    before = x.copy()
+    for view in (x, np.asfortranarray(x)):  # x.T of either is contiguous for some shapes
+        view.setflags(write=True)
+        assert np.array_equal(_column_medians(view), np.median(view, axis=0))
+        assert np.array_equal(view, before)  # the rows are never reordered in place
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    assert np.array_equal(_column_medians(frozen), np.median(x, axis=0))
     x[0, -1] = np.nan
     with np.errstate(invalid="ignore"):
         assert np.array_equal(_column_medians(x), np.median(x, axis=0), equal_nan=True)

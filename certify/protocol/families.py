@@ -264,7 +264,7 @@ def _column_medians(x: NDArray[np.float64]) -> NDArray[np.float64]:
     if x.ndim != 2 or n == 0 or not np.isfinite(x).all():
         out: NDArray[np.float64] = np.median(x, axis=0)
         return out
-    columns = np.ascontiguousarray(x.T)
+    columns = np.array(x.T, order="C", copy=True)  # always a copy: partition works in place
     k = n // 2
     if n % 2:
         columns.partition(k, axis=1)
