@@ -6,9 +6,9 @@ only question is the threshold. Each repetition draws ``n`` rows per class, puts
 on development rows (Mann-Whitney AUC, as :class:`certify.FixedTest` does), and certifies with:
 
 ``single``
-    the protocol's threshold: :func:`certify.protocol.criterion.max_bound_cut` on development
-    scores (``threshold="max_bound"``), one-sided Clopper-Pearson on reserved rows at
-    ``alpha_per_rate = rate_level(alpha_test)``.
+    the expected-bound threshold: :func:`certify.protocol.criterion.max_bound_cut` on development
+    scores (``threshold="max_bound"`` until it took ``pessimistic 0.05``), one-sided
+    Clopper-Pearson on reserved rows at ``alpha_per_rate = rate_level(alpha_test)``.
 ``grid-q K``
     ``K`` thresholds at the pooled development quantiles ``i / (K + 1)``, duplicates and the
     all-positive cut dropped (``K' <= K`` left); each is certified at ``rate_level(alpha_test / K')``
@@ -24,6 +24,13 @@ on development rows (Mann-Whitney AUC, as :class:`certify.FixedTest` does), and 
 ``oracle``
     the threshold that maximizes the exact expected bound under the true error rates, certified
     like ``single`` (an upper reference; not available to an auditor).
+``pessimistic L``
+    one threshold, the cut of :func:`certify.protocol.criterion.best_cut` at ``dev_level=L``: the
+    bound at one-sided Clopper-Pearson upper development rates at level ``L``;
+    ``pessimistic 0.05`` is ``threshold="max_bound"``.
+``halves``
+    one threshold, :func:`certify.protocol.criterion.robust_cut`: the pessimistic bound (5%)
+    must hold on both halves of the development rows (the black-box route's rule).
 
 ``alpha_test`` is ``1 - confidence`` for one test and ``(1 - confidence) / 40`` for a family of 40
 tests (the benchmark's 40 pairs). Mechanisms: Laplace location pair at distance 1 with scale
@@ -31,7 +38,7 @@ tests (the benchmark's 40 pairs). Mechanisms: Laplace location pair at distance 
 ``(epsilon, 1e-5)`` (score ``x``, bound at delta = 1e-5); binary and 400-ary randomized response
 (score -1, 0, +1). The same draws serve every method within a repetition.
 
-Usage: ``python benchmarks/bench_thresholds.py [--reps R] [--reps-large R] [--quick]``
+Usage: ``python benchmarks/bench_thresholds.py [--reps R] [--reps-large R] [--sizes N ...] [--quick]``
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from scipy.stats import binom, norm
 from threadpoolctl import threadpool_limits
 
 from certify.plan import rate_level
-from certify.protocol.criterion import expected_bound, max_bound_cut
+from certify.protocol.criterion import best_cut, expected_bound, max_bound_cut, robust_cut
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
 from certify.stats.gaussian import analytic_gaussian_epsilon, calibrate_sigma
 
@@ -57,6 +64,7 @@ Array = NDArray[np.float64]
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 SIZES = (30, 100, 300, 3000)
 GRID_SIZES = (4, 16, 64)
+PESSIMISTIC_LEVELS = (0.05, 0.2)
 FAMILY_SIZES = (1, 40)
 GAUSS_DELTA = 1e-5
 RR_LABELS = 400
@@ -214,7 +222,7 @@ def dkw_max(s0: Array, s1: Array, alpha_rate: float, delta: float) -> float:
 def method_names() -> list[str]:
     """Column names, in table order."""
     return (["single"] + [f"grid-q {k}" for k in GRID_SIZES] + [f"grid-top {k}" for k in GRID_SIZES]
-            + ["band", "oracle"])
+            + ["band", "oracle"] + [f"pessimistic {lv:g}" for lv in PESSIMISTIC_LEVELS] + ["halves"])
 
 
 def one_repetition(
@@ -257,6 +265,16 @@ def one_repetition(
         row.append(dkw_max(r0, r1, a1, pair.delta))
         oc = np.array([oracle[family]])
         row.append(float(certified(np.sort(raw[0][n_dev:]), np.sort(raw[1][n_dev:]), oc, a1, pair.delta)[0]))
+        choices = [best_cut(d0, d1, n_res, n_res, a1, pair.delta, dev_level=lv)[:2]
+                   for lv in PESSIMISTIC_LEVELS]
+        # halves of the development rows in their drawn order (d0, d1 are sorted)
+        h0, h1 = o * raw[0][:n_dev], o * raw[1][:n_dev]
+        choices.append(robust_cut([(h0[k::2], h1[k::2]) for k in (0, 1)], n_res, n_res, a1, pair.delta)[:2])
+        for side, thr in choices:  # side +1: class 1 when the (oriented) score >= thr; -1: when <=
+            k0 = int(np.count_nonzero(side * r0 >= side * thr))
+            k1 = int(np.count_nonzero(side * r1 < side * thr))
+            row.append(epsilon_lower_from_error_bounds(
+                clopper_pearson_upper(k0, n_res, a1), clopper_pearson_upper(k1, n_res, a1), pair.delta))
         out[family] = row
     return out
 
@@ -361,10 +379,11 @@ def main() -> None:
     parser.add_argument("--dev-fraction", type=float, default=0.7, help="development share of each class")
     parser.add_argument("--seed", type=int, default=20_260_623)
     parser.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="rows per class")
     parser.add_argument("--quick", action="store_true", help="3 epsilons, n <= 300, 20 repetitions")
     args = parser.parse_args()
     epsilons: tuple[float, ...] = EPSILONS
-    sizes: tuple[int, ...] = SIZES
+    sizes: tuple[int, ...] = tuple(args.sizes)
     reps: int = args.reps
     if args.quick:
         epsilons, sizes, reps = (1.0, 4.0, 8.0), (30, 100, 300), 20

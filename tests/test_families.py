@@ -363,3 +363,88 @@ def test_a_claim_without_a_plan_is_refused() -> None:
     split = _table(3).split(0.5, seed=0)
     with pytest.raises(ParameterError, match="needs plan=BoundPlan"):
         FixedTest.fit(None, split.development, Pair("a", "b"), claim=cf.GDPClaim(1.0))
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (11, 1), (301, 64), (300, 64)])
+def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
+    """Column medians equal np.median(axis=0) exactly (odd and even rows) and leave the rows as they are."""
+    from certify.protocol.families import _column_medians
+
+    x = np.random.default_rng(shape[0]).laplace(size=shape)
+    x[0, 0] = x[-1, 0]  # a tie
+    assert np.array_equal(_column_medians(x), np.median(x, axis=0))
+    before = x.copy()
+    for view in (x, np.asfortranarray(x)):  # x.T of either is contiguous for some shapes
+        view.setflags(write=True)
+        assert np.array_equal(_column_medians(view), np.median(view, axis=0))
+        assert np.array_equal(view, before)  # the rows are never reordered in place
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    assert np.array_equal(_column_medians(frozen), np.median(x, axis=0))
+    x[0, -1] = np.nan
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(_column_medians(x), np.median(x, axis=0), equal_nan=True)
+
+
+def test_select_returns_the_test_fit_gives_for_the_chosen_family() -> None:
+    """FixedTest.select reuses the chosen family's out-of-fold scores: fit gives the same test."""
+    from typing import cast
+
+    from certify.protocol.families import FamilyName, estimator_for
+
+    split = _table(5, n=80, d=10).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
+    chosen = FixedTest.select("certify", split.development, pair, plan=plan, threshold="max_bound")
+    family = cast(FamilyName, chosen.name.removeprefix("certify:"))
+    refit = FixedTest.fit(estimator_for(family, split.development, pair), split.development, pair,
+                          threshold="max_bound", plan=plan, name=chosen.name)
+    assert chosen == refit
+
+
+def test_max_bound_threshold_is_the_pessimistic_best_cut() -> None:
+    """Threshold 'max_bound' is best_cut at the pessimistic development level MAX_BOUND_LEVEL."""
+    from certify.protocol.criterion import best_cut
+    from certify.protocol.fixed import MAX_BOUND_LEVEL
+
+    split = _table(6, n=400, d=3).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan(200, 200, 0.0125)
+
+    def score(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x[:, 0], dtype=np.float64)
+
+    test = FixedTest.from_score(score, split.development, pair, name="first", threshold="max_bound",
+                                plan=plan)
+    s0, s1 = score(split.development.rows("a")), score(split.development.rows("b"))
+    orientation, threshold, _ = best_cut(s0, s1, 200, 200, 0.0125, dev_level=MAX_BOUND_LEVEL)
+    assert (test.orientation, test.threshold) == (orientation, threshold)
+
+
+def test_select_auto_folds_are_five_below_the_row_count_and_two_above() -> None:
+    """Auto folds give the test of folds=5 on few rows and of folds=2 on AUTO_FOLDS_ROWS rows."""
+    from certify.protocol.fixed import AUTO_FOLDS_ROWS
+
+    pair = Pair("a", "b")
+    small = _table(7, n=60, d=4).split(0.5, seed=0)
+    plan = BoundPlan.for_pair(small.reserved, pair, family_size=1)
+    auto = FixedTest.select("certify", small.development, pair, plan=plan)
+    assert auto == FixedTest.select("certify", small.development, pair, plan=plan, folds=5)
+    large = _table(8, n=2 * AUTO_FOLDS_ROWS, d=2, shift=0.2).split(0.5, seed=0)
+    plan = BoundPlan.for_pair(large.reserved, pair, family_size=1)
+    candidates = ("mean_difference", "laplace_lr")
+    auto = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound")
+    two = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound", folds=2)
+    five = FixedTest.select(candidates, large.development, pair, plan=plan, threshold="max_bound", folds=5)
+    assert auto == two
+    assert auto.development_auc != five.development_auc
+
+
+def test_select_rejects_folds_that_are_not_an_integer_or_auto() -> None:
+    """FixedTest.select takes folds as an integer >= 2 or 'auto'; anything else is a ParameterError."""
+    split = _table(9).split(0.5, seed=0)
+    pair = Pair("a", "b")
+    plan = BoundPlan.for_pair(split.reserved, pair, family_size=1)
+    for folds in ("five", 1):
+        with suppress_type_checks(), pytest.raises(ParameterError, match="folds must be an integer >= 2"):
+            FixedTest.select("certify", split.development, pair, plan=plan, folds=folds)  # type: ignore[arg-type]

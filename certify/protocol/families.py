@@ -293,10 +293,10 @@ class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> MedianCentroid:
         """Fit on rows ``X`` and binary labels ``y``."""
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
+        m0, m1 = _column_medians(x0), _column_medians(x1)
         w = m1 - m0
         if self.scale:
-            mad = np.concatenate([np.abs(x0 - m0), np.abs(x1 - m1)]).mean(axis=0)
+            mad = (np.abs(x0 - m0).sum(axis=0) + np.abs(x1 - m1).sum(axis=0)) / (x0.shape[0] + x1.shape[0])
             mad = np.maximum(mad, 1e-12 * max(float(mad.mean()), 1e-300))
             w = w / mad
         self.coef_ = w.reshape(1, -1)
@@ -305,20 +305,42 @@ class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
         return self
 
 
+def _column_medians(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``np.median(x, axis=0)`` by partitioning the contiguous rows of ``x.T`` (several times faster)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[0]
+    if x.ndim != 2 or n == 0 or not np.isfinite(x).all():
+        out: NDArray[np.float64] = np.median(x, axis=0)
+        return out
+    columns = np.array(x.T, order="C", copy=True)  # always a copy: partition works in place
+    k = n // 2
+    if n % 2:
+        columns.partition(k, axis=1)
+        return columns[:, k].copy()
+    columns.partition([k - 1, k], axis=1)
+    out = (columns[:, k - 1] + columns[:, k]) / 2.0  # the mean of the middle two, as np.median
+    return out
+
+
 def _within_spread(
-    x0: NDArray[np.float64], x1: NDArray[np.float64], kind: Literal["variance", "deviation"]
+    x0: NDArray[np.float64],
+    x1: NDArray[np.float64],
+    kind: Literal["variance", "deviation"],
+    centres: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> tuple[NDArray[np.float64], int]:
     """Per-coordinate within-class spread of two classes and its degrees of freedom.
 
     ``"variance"``: squared deviations from each class mean; ``"deviation"``: mean absolute
-    deviation from each class median (the maximum-likelihood Laplace scale).
+    deviation from each class median (the maximum-likelihood Laplace scale). ``centres`` are
+    the class medians of ``"deviation"`` when the caller has them already.
     """
     if kind == "variance":
-        dev = np.vstack([x0 - x0.mean(axis=0), x1 - x1.mean(axis=0)]) ** 2
+        total = ((x0 - x0.mean(axis=0)) ** 2).sum(axis=0) + ((x1 - x1.mean(axis=0)) ** 2).sum(axis=0)
     else:
-        dev = np.abs(np.vstack([x0 - np.median(x0, axis=0), x1 - np.median(x1, axis=0)]))
+        m0, m1 = (_column_medians(x0), _column_medians(x1)) if centres is None else centres
+        total = np.abs(x0 - m0).sum(axis=0) + np.abs(x1 - m1).sum(axis=0)
     dof = max(x0.shape[0] + x1.shape[0] - 2, 1)
-    out: NDArray[np.float64] = dev.sum(axis=0) / dof
+    out: NDArray[np.float64] = total / dof
     return out, dof
 
 
@@ -479,8 +501,8 @@ class LaplaceLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> LaplaceLR:
         """Fit on rows ``X`` and binary labels ``y``."""
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
-        own, own_dof = _within_spread(x0, x1, "deviation")
+        m0, m1 = _column_medians(x0), _column_medians(x1)
+        own, own_dof = _within_spread(x0, x1, "deviation", (m0, m1))
         scale = _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
         diff = m1 - m0
         half = 0.5 * _shrink_factor(diff, scale**2 * (1.0 / x0.shape[0] + 1.0 / x1.shape[0])) * diff
@@ -533,8 +555,8 @@ class ClippedLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
         if not (isinstance(clip, int | float) and math.isfinite(clip) and clip > 0):
             raise ParameterError(f"clip must be a positive finite number; got {self.clip!r}.")
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
-        own, own_dof = _within_spread(x0, x1, "deviation")
+        m0, m1 = _column_medians(x0), _column_medians(x1)
+        own, own_dof = _within_spread(x0, x1, "deviation", (m0, m1))
         sd = math.sqrt(math.pi / 2.0) * _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
         diff = m1 - m0
         noise = (math.pi / 2.0) * sd**2 * (1.0 / x0.shape[0] + 1.0 / x1.shape[0])
@@ -775,7 +797,7 @@ def _pooled(
         if kind == "variance":
             ss = ((rows - rows.mean(axis=0)) ** 2).sum(axis=0)
         else:
-            ss = np.abs(rows - np.median(rows, axis=0)).sum(axis=0)
+            ss = np.abs(rows - _column_medians(rows)).sum(axis=0)
         total = ss if total is None else total + ss
         dof += rows.shape[0] - 1
     if total is None or dof == 0:
