@@ -72,7 +72,7 @@ def test_race_stops_when_one_pair_is_left() -> None:
 
 
 def test_held_out_counts_follow_the_direction_the_event_was_chosen_for() -> None:
-    """A set rare under input a is counted as P_b(S) / P_a(S); a set whose complement is rare under b, the other way."""
+    """A set rare under input a counts as P_b(S) / P_a(S); one whose complement is rare under b, reversed."""
     rare_under_a = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
     fit_a = np.array([[0.0]] * 90 + [[1.0]] * 10)
     fit_b = np.array([[0.0]] * 50 + [[1.0]] * 50)
