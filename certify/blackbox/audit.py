@@ -199,7 +199,9 @@ def audit_mechanism(
         The whole budget of mechanism calls, development and reserved.
     inputs : sequence of (input_a, input_b), optional
         Several candidate pairs instead of ``input_a, input_b``; the pair is chosen on
-        development calls by successive halving (each pair gets an equal share of a round).
+        development calls by a race on held-out counts (a pair and its reverse race once, an
+        input shared by several pairs is called once for all; see
+        :func:`certify.blackbox._development.race`).
     confidence_level : float, default 0.95
         Level stated for the claim; every evaluation of this mechanism recorded in the ledger
         holds together at it (see Notes).
@@ -225,15 +227,15 @@ def audit_mechanism(
     progress : bool or callable, default True
         Progress of the reserved calls on stderr, or a callback ``(done, total)``.
     dev_fraction : float, default 0.1
-        Development calls as a share of the budget, before the last round doubles (at least
-        1,000 calls per pair when the budget allows; capped so that one pair's development
-        outputs fit in memory). One pair: all of it chooses the event. Several pairs: the
-        event choice gets half of it and the halving rounds of the pair choice the other half.
-        The last round then doubles, on fresh calls, while reserving that many fewer calls
-        (all doublings together) costs its best event under 0.5% of its expected bound
-        (``EXTEND_COST``), up to a quarter of the budget: calls go to development where the
-        bound is set by the event, and stay in the reserve where it is set by the width of
-        the confidence bounds.
+        Development calls as a share of the budget (at least 1,000 calls per pair when the
+        budget allows; capped so that one pair's development outputs fit in memory). One pair:
+        all of it chooses the event. Several pairs: the chosen pair's round gets half of it and
+        the race among the pairs the other half, or more, up to 30% of the budget, so that each
+        input gets 10,000 calls in the first round. The chosen pair's round then grows, on fresh
+        calls, while reserving that many fewer calls costs its best event under 0.5% of its
+        expected bound (``EXTEND_COST``), up to a quarter of the budget: calls go to development
+        where the bound is set by the event, and stay in the reserve where it is set by the
+        width of the confidence bounds.
     backend : {"local", "dask"}, default "local"
         Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
         only counts travel back, and the certificate equals the local one.
