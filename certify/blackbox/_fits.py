@@ -97,7 +97,7 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     cb = np.bincount(inverse[fit_a.shape[0] :], minlength=keys.shape[0]).astype(np.float64)
     scores = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0])
     label = f"histogram ({keep.size} values{', binned' if edges else ''})"
-    return HistogramScore(keys[keep].tolist(), scores[keep].tolist(), 0.0, edges), label
+    return HistogramScore(keys[keep], scores[keep], 0.0, edges), label
 
 
 def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
