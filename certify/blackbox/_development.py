@@ -49,6 +49,7 @@ __all__ = [
     "MAX_DEV_VALUES",
     "MIN_DEV_CALLS",
     "RACE_FIT_CALLS",
+    "RACE_FIT_SHARE",
     "SCREEN_CALLS",
     "SCREEN_DEV_LEVEL",
     "SCREEN_MAX_SHARE",
@@ -98,8 +99,16 @@ The chosen pair's event is chosen at :data:`~certify.blackbox.events.DEV_LEVEL`:
 right pair of ReportNoisyMax3 at 1e6 calls, one seed of eight certified 0.03 (0.18 at 0.05)."""
 
 RACE_FIT_CALLS: Final = 65_536
-"""Most calls per input of one half that choose a pair's event in a screening round; the other
-half's calls, all of them, value it."""
+"""Most calls per input of one half that choose a pair's event in a screening round, or
+:data:`RACE_FIT_SHARE` of the planned reserve where that is more; the other half's calls, all
+of them, value it."""
+
+RACE_FIT_SHARE: Final = 0.01
+"""Share of the planned reserved calls per input that may choose a pair's event in a screening
+round (above about 1.4e7 calls it exceeds :data:`RACE_FIT_CALLS`). With 65,536 calls at 4e7,
+the events of SparseVectorTechnique1's eight pairs were too rough to tell them apart: six were
+still in the race after its three rounds and a pair certifying 0.018 won over one certifying
+0.08."""
 
 CLEAR_LEVEL: Final = 0.023
 """One-sided level of two standard deviations: a pair whose showing lies below the best one's
@@ -301,12 +310,13 @@ def _cross_fitted_showing(
     look best, and it rests on all the pair's calls.
     """
     halves = [(calls_a[k::2], calls_b[k::2]) for k in (0, 1)]
+    fit_calls = max(RACE_FIT_CALLS, int(RACE_FIT_SHARE * reserved))
     # per family, pooled in the direction each event was chosen for: the calls inside a set rare
     # under one input (``rare``, of ``n_rare``) against the same set's calls under the other
     pooled: dict[str, list[int]] = {}
     chosen: dict[str, Choice] = {}
     for k in (0, 1):
-        fit_a, fit_b = halves[k][0][:RACE_FIT_CALLS], halves[k][1][:RACE_FIT_CALLS]
+        fit_a, fit_b = halves[k][0][:fit_calls], halves[k][1][:fit_calls]
         val_a, val_b = halves[1 - k]
         found = develop(fit_a, fit_b, families, reserved, alpha_per_rate, SCREEN_DEV_LEVEL)
         tried: set[str] = set()
