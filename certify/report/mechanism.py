@@ -78,6 +78,12 @@ def _parameter(claim: AnyClaim | None, name: str) -> float | None:
     return value if key == name else None
 
 
+def _reads_bits(audit: MechanismAudit) -> bool:
+    """Whether the registered event scores the outputs' floating-point representation."""
+    tests = audit.record.content.get("tests") or [{}]
+    return bool(tests[0].get("model", {}).get("kind") == "bits")
+
+
 def mechanism_markdown(
     audit: MechanismAudit,
     *,
@@ -129,6 +135,14 @@ def mechanism_markdown(
             f"certified lower bound {_fmt_lower(c.epsilon_lower)} [Certificate]. {note}",
             "",
         ]
+        if _reads_bits(audit):
+            lines += [
+                "The exact epsilon is the mechanism's in real arithmetic. The certified event "
+                "reads the outputs' floating-point representation (a `grain` or `mantissa` "
+                "test), so the certificate is about this implementation on doubles, which can "
+                "leak far more (see docs/bugs.md); `tests=\"values\"` leaves those tests out.",
+                "",
+            ]
     k = audit.evaluation
     if c.epsilon_lower > 0:
         lines.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -97,3 +98,20 @@ def test_validity_table_does_not_label_a_failure_rate_as_a_certificate() -> None
     columns = list(tables.validity_table(rows).columns)
     assert tables.FAILURE_UPPER in columns
     assert not any("failure" in c and "[Certificate]" in c for c in columns)
+
+
+def test_a_bits_certificate_beside_a_real_arithmetic_epsilon_says_why_they_differ(tmp_path: Path) -> None:
+    """A suite mechanism refuted through its doubles' bits: the report says the two numbers differ in kind."""
+    from certify.blackbox import SUITE
+    from certify.cli import main
+
+    out = tmp_path / "rep"
+    code = main(["audit-mechanism", "LaplaceMechanism", "--calls", "200000", "--ledger",
+                 str(tmp_path / "m.ledger"), "--out", str(out), "--seed", "3"])
+    assert code == 0
+    md = (out / "mechanism.md").read_text()
+    record = json.loads(next(out.glob("*record*.json")).read_text())
+    reads_bits = record["tests"][0]["model"]["kind"] == "bits"
+    assert reads_bits, "the textbook Laplace on doubles is expected to be certified through its bits"
+    assert f"**{SUITE['LaplaceMechanism'].true_epsilon:.3f}** [known reference]" in md
+    assert "reads the outputs' floating-point representation" in md
