@@ -100,16 +100,20 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     return HistogramScore(keys[keep], scores[keep], 0.0, edges), label
 
 
-def _edges(column: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
+def _edges(
+    column: NDArray[np.float64], bins: int, ordered: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
     """Inner bin edges of one coordinate: a bin per value, or quantile bins with atoms apart.
 
     A coordinate with few distinct values gets one bin per value. Otherwise the values that are
     not atoms are cut at quantiles, and each atom (a value held by 1% of rows or more, such as
-    a placeholder 0 beside released noisy values) gets a bin of its own.
+    a placeholder 0 beside released noisy values) gets a bin of its own. ``ordered``: the
+    column already sorted, where the caller has it.
     """
     if column.size == 0:
         return np.empty(0)
-    ordered = np.sort(column)  # sorted once: the distinct values, then faster quantiles
+    if ordered is None:
+        ordered = np.sort(column)  # sorted once: the distinct values, then faster quantiles
     starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
     values = ordered[starts]
     counts = np.diff(np.append(starts, ordered.size))
@@ -138,14 +142,39 @@ def _bin_scores(edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[n
     return out
 
 
+def _binned_counts(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Quantile bin edges of coordinate ``j`` and each input's counts in the bins.
+
+    Each input's values are sorted once: the pooled order is a merge of the two, and a bin's
+    count is a difference of two positions (the same counts as :func:`_bin_counts`, without
+    searching every value among the edges).
+    """
+    sa, sb = np.sort(fit_a[:, j]), np.sort(fit_b[:, j])
+    pooled = np.concatenate([sa, sb])
+    edges = _edges(pooled, _BINS, ordered=np.sort(pooled, kind="stable"))
+    del pooled
+    ca = np.diff(np.searchsorted(sa, edges, side="left"), prepend=0, append=sa.size)
+    cb = np.diff(np.searchsorted(sb, edges, side="left"), prepend=0, append=sb.size)
+    return edges, ca.astype(np.float64), cb.astype(np.float64)
+
+
 def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
     """Quantile bins of coordinate ``j`` scored by their development log ratio."""
-    pooled = np.concatenate([fit_a[:, j], fit_b[:, j]])
-    edges = _edges(pooled, _BINS)
+    model = _binned_model(fit_a, fit_b, j)
+    return None if model is None else (model[0], f"binned[{j}]")
+
+
+def _binned_model(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int
+) -> tuple[BinnedScore, NDArray[np.float64], NDArray[np.float64]] | None:
+    """:func:`_binned`'s score with the bins' counts under each input (None: a single bin)."""
+    edges, ca, cb = _binned_counts(fit_a, fit_b, j)
     if edges.size < 1:
         return None
-    scores = _bin_scores(edges, fit_a[:, j], fit_b[:, j])
-    return BinnedScore(j, edges.tolist(), scores, fit_a.shape[1]), f"binned[{j}]"
+    scores: list[float] = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0]).tolist()
+    return BinnedScore(j, edges.tolist(), scores, fit_a.shape[1]), ca, cb
 
 
 def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
@@ -160,12 +189,10 @@ def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[Sc
 
     kept: list[tuple[float, BinnedScore]] = []
     for j in range(fit_a.shape[1]):
-        part = _binned(fit_a, fit_b, j)
+        part = _binned_model(fit_a, fit_b, j)
         if part is None:
             continue
-        model = cast(BinnedScore, part[0])
-        edges = np.asarray(model.edges)
-        ca, cb = _bin_counts(edges, fit_a[:, j], fit_b[:, j])
+        model, ca, cb = part
         used = (ca + cb) > 0
         if used.sum() < 2:
             continue
