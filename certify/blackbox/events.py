@@ -270,8 +270,9 @@ def _refit(model: ScoreModel, dev_a: NDArray[np.float64], dev_b: NDArray[np.floa
         # only a partition whose cells are each counted often: a histogram of values mostly
         # unseen in the first half scores few distinct values there, but refitted on every call
         # it would score each call by its own count (in-sample, perfectly separating)
-        cells = refit[0].cells(np.vstack([dev_a, dev_b])) + 0.0
-        _, counts = np.unique(_row_hashes(cells), return_counts=True)
+        # one input at a time: the cells of both stacked would copy every development call twice
+        hashes = np.concatenate([_row_hashes(refit[0].cells(x)) for x in (dev_a, dev_b)])
+        _, counts = np.unique(hashes, return_counts=True)
         if counts[counts >= _WELL_COUNTED].sum() < 0.99 * counts.sum():
             return None
         return refit[0]
@@ -287,7 +288,7 @@ def _well_estimated(
     model = histogram[0][0]
     if not isinstance(model, HistogramScore) or model.edges or len(model.keys) > _FEW_VALUES:
         return False
-    _, counts = np.unique(_row_hashes(np.vstack([fit_a, fit_b])), return_counts=True)
+    _, counts = np.unique(np.concatenate([_row_hashes(x) for x in (fit_a, fit_b)]), return_counts=True)
     return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * counts.sum())
 
 
