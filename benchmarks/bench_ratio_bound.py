@@ -76,6 +76,7 @@ from scipy.special import betainccinv
 from scipy.stats import beta as beta_law
 from scipy.stats import binom, norm
 
+from certify._core import first_true
 from certify.plan import rate_level
 from certify.protocol.ledger import evaluation_share
 from certify.stats.binomial import (
@@ -553,7 +554,7 @@ COVERAGE = {
 }
 
 
-def first_true(holds: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
+def first_true_near(holds: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
     """Smallest ``m`` in ``[lo, hi]`` where ``holds`` (false, then true), ``hi + 1`` if none;
     searched outward from ``guess`` by doubling steps, then by bisection."""
     guess = min(max(guess, lo), hi)
@@ -575,13 +576,7 @@ def first_true(holds: Callable[[int], bool], lo: int, hi: int, guess: int) -> in
             no, step = probe, 2 * step
         if yes > hi:
             return hi + 1
-    while yes - no > 1:
-        mid = (yes + no) // 2
-        if holds(mid):
-            yes = mid
-        else:
-            no = mid
-    return yes
+    return first_true(holds, no, yes)
 
 
 def failure_exact(pa: float, pb: float, n0: int, n1: int, a0: float, a1: float, eps: float) -> float:
@@ -618,7 +613,7 @@ def run_coverage(name: str, draws: Sequence[int], certified: bool) -> Coverage:
     def threshold(k: int, guess: int) -> int:
         """Smallest m1 at which B rejects ``H0(e^eps)`` (B exceeds ``eps``) given ``k0 = k``."""
         if k not in fail_at:
-            fail_at[k] = first_true(lambda m: test.pvalue(eps, k, m) <= ALPHA, mlo, mhi, guess)
+            fail_at[k] = first_true_near(lambda m: test.pvalue(eps, k, m) <= ALPHA, mlo, mhi, guess)
         return fail_at[k]
 
     ks = central(n0, pa, 1e-8)
@@ -646,7 +641,7 @@ def run_coverage(name: str, draws: Sequence[int], certified: bool) -> Coverage:
         for k in ks[np.argsort(-w)[:5]].tolist():
             def rejects(m: int, k: int = k) -> bool:
                 return test.pvalue(eps, k, m, certified=True) <= ALPHA
-            shown.append(f"k0={k}: {fail_at[k]}/{first_true(rejects, mlo, mhi, fail_at[k])}")
+            shown.append(f"k0={k}: {fail_at[k]}/{first_true_near(rejects, mlo, mhi, fail_at[k])}")
     return Coverage(name, s, exact, simulated, ", ".join(shown), time.perf_counter() - start)
 
 
