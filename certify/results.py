@@ -4,6 +4,10 @@ An epsilon-like number means nothing without its status. The three classes share
 base, cannot be converted to numbers, ordered, added or truth-tested, and compare equal only to
 an instance of the same class. Code that accepts any result takes :data:`Result` and dispatches
 with ``match``.
+
+The statuses, their evidence and their guards (no numeric base, validated construction,
+reissue from records) stay in one module on purpose: the invariants that keep the three apart
+are checked in one place.
 """
 
 from __future__ import annotations

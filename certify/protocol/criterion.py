@@ -17,6 +17,10 @@ bound, and compute it exactly only for the thresholds whose upper bound reaches 
 lower bound, so they choose exactly as a search computing it everywhere. The criterion only
 ranks choices made before evaluation: any fixed threshold gives a valid certificate, so an
 approximation here can cost power, never validity.
+
+One module, though long: the expected bound, its pessimistic variant and the three searches
+share the private tables of Clopper-Pearson bounds, quadrature nodes and the Cornish-Fisher
+screen; split apart, those tables would become an interface that only these functions use.
 """
 
 from __future__ import annotations

@@ -3,12 +3,15 @@
 A certificate's power depends on two choices made on development data: the score (which
 direction separates the pair) and the threshold (which pair of error rates to bound). The paper
 fixes both to logistic regression and the Youden cut (Sec. 6.5). This module offers linear
-families that learn the likelihood-ratio direction from fewer rows, and the criterion
-:func:`expected_bound` that ranks thresholds and families by the certified bound they are
-expected to give on the reserved rows (Eq. 16), computed from development counts only.
+families that learn the likelihood-ratio direction from fewer rows, ranked by the criterion
+:func:`~certify.protocol.criterion.expected_bound` (re-exported here), the certified bound
+they are expected to give on the reserved rows (Eq. 16) from development counts only.
 
 Every family here is a scikit-learn linear classifier, so a fitted test stores as coefficients
 (a :class:`~certify.protocol.scores.LinearScore`) and its record holds no executable model.
+The module is long because each family carries its own estimator and its memory-bounded
+statistics (pooled spreads, blockwise scatter and shrinkage); they are one idea, the
+candidates :func:`resolve_candidates` offers, and share those helpers.
 """
 
 from __future__ import annotations

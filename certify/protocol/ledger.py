@@ -5,6 +5,9 @@ rows) and evaluation outcome is one entry of a hash chain (:mod:`certify.protoco
 write replays and checks the whole chain inside the same ``IMMEDIATE`` transaction that appends
 to it, so a ledger whose entries were deleted, edited, reordered or cut short is refused before
 anything is read from reserved data, and what a ledger refuses it refuses to every process.
+
+The module is one class, :class:`Ledger`, with its entry types and messages: every write
+path must replay the chain in the same transaction, which is easiest to keep true in one file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Score models of fixed tests: how a registered test turns rows into scores, stored as data."""
+"""Score models of fixed tests: how a registered test turns rows into scores, stored as data.
+
+Every class here is one record kind, read back by the one loader :func:`score_model_from_json`
+with the same converters (finite floats, integer columns, row hashes); the module is long
+because the record format is, and it is kept in one place so a kind and its loader cannot drift.
+"""
 
 from __future__ import annotations
 
