@@ -42,6 +42,7 @@ _BOOSTED_FIT_ROWS: Final = 100_000
 _FEW_VALUES: Final = 4096
 _DEPENDENCE_SDS: Final = 5.0
 _DEPENDENCE_ROWS: Final = 200_000
+_DEPENDENCE_CHUNK: Final = 1 << 15
 _ATOM_SHARE: Final = 0.01
 
 
@@ -81,23 +82,26 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
         np.concatenate([_row_hashes(cells_a), _row_hashes(cells_b)]), return_index=True,
         return_inverse=True, return_counts=True,
     )
-    from_a = first < cells_a.shape[0]
-    keys = np.empty((first.size, fit_a.shape[1]), dtype=np.float64)
-    keys[from_a] = cells_a[first[from_a]]
-    keys[~from_a] = cells_b[first[~from_a] - cells_a.shape[0]]
-    keys += 0.0  # -0.0 as 0.0, as the hashes count it
     inverse = inverse.reshape(-1)
-    if keys.shape[0] > _MAX_KEYS:
+    if first.size > _MAX_KEYS:
         if edges:
             return None  # too many cells of binned coordinates: too sparse to estimate ratios
         keep = np.sort(np.argsort(-counts, kind="stable")[:_MAX_KEYS])
     else:
-        keep = np.arange(keys.shape[0])
-    ca = np.bincount(inverse[: fit_a.shape[0]], minlength=keys.shape[0]).astype(np.float64)
-    cb = np.bincount(inverse[fit_a.shape[0] :], minlength=keys.shape[0]).astype(np.float64)
+        keep = np.arange(first.size)
+    # the kept values' rows only: outputs of many coordinates with a distinct value per call
+    # would otherwise copy every development call once more
+    at = first[keep]
+    from_a = at < cells_a.shape[0]
+    keys = np.empty((keep.size, fit_a.shape[1]), dtype=np.float64)
+    keys[from_a] = cells_a[at[from_a]]
+    keys[~from_a] = cells_b[at[~from_a] - cells_a.shape[0]]
+    keys += 0.0  # -0.0 as 0.0, as the hashes count it
+    ca = np.bincount(inverse[: fit_a.shape[0]], minlength=first.size).astype(np.float64)
+    cb = np.bincount(inverse[fit_a.shape[0] :], minlength=first.size).astype(np.float64)
     scores = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0])
     label = f"histogram ({keep.size} values{', binned' if edges else ''})"
-    return HistogramScore(keys[keep], scores[keep], 0.0, edges), label
+    return HistogramScore(keys, scores[keep], 0.0, edges), label
 
 
 def _edges(
@@ -305,33 +309,53 @@ def _cross_fitted(
     return model, first[1], halves
 
 
-def _dependence_features(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-    """Per-coordinate transforms whose correlations reveal dependence, and their coordinates.
+def _dependence_correlations(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Correlations of per-coordinate transforms that reveal dependence, and their coordinates.
 
     Each coordinate gives its value, its distance from its median (dependence in spread) and,
     when one value holds at least 1% of the rows, the indicator of that value (a released value
     that is 0 unless a flag is set is uncorrelated with the flag, yet its zeros are not).
-    Constant transforms are left out. The transforms come standardized (mean 0, variance 1),
-    as the columns of one Fortran-ordered array, so that ``F.T @ F / n`` is their correlation
-    matrix without a centred copy of them.
+    Constant transforms are left out. The transforms are standardized (mean 0, variance 1) and
+    their correlation matrix ``F.T @ F / n`` is summed over blocks of :data:`_DEPENDENCE_CHUNK`
+    rows, so that no more than one block of them is held (all rows of a 20-coordinate output's
+    transforms took 96 MB at once).
     """
-    rows = X.shape[0]
-    out = np.empty((rows, 3 * X.shape[1]), dtype=np.float64, order="F")
-    owner: list[int] = []
+    specs: list[tuple[int, float | None, float | None, float, float]] = []
     for j in range(X.shape[1]):
         x = X[:, j]
-        parts = [x, np.abs(x - np.median(x))]
         values, counts = np.unique(x, return_counts=True)
+        transforms: list[tuple[float | None, float | None]] = [(None, None), (float(np.median(x)), None)]
         if counts.max() >= _ATOM_SHARE * x.size and values.size > 1:
-            parts.append((x == values[np.argmax(counts)]).astype(np.float64))
-        for f in parts:
+            transforms.append((None, float(values[np.argmax(counts)])))
+        for centre, atom in transforms:
+            f = _dependence_transform(x, centre, atom)
             sd = float(f.std())
             if sd > 0:
-                column = out[:, len(owner)]
-                np.subtract(f, f.mean(), out=column)
-                column /= sd
-                owner.append(j)
-    return out[:, : len(owner)], np.asarray(owner, np.intp)
+                specs.append((j, centre, atom, float(f.mean()), sd))
+    owner = np.asarray([spec[0] for spec in specs], np.intp)
+    gram: NDArray[np.float64] = np.zeros((len(specs), len(specs)))
+    for start in range(0, X.shape[0], _DEPENDENCE_CHUNK):
+        part = X[start : start + _DEPENDENCE_CHUNK]
+        block = np.empty((part.shape[0], len(specs)), dtype=np.float64, order="F")
+        for k, (j, centre, atom, mean, sd) in enumerate(specs):
+            column = block[:, k]
+            np.subtract(_dependence_transform(part[:, j], centre, atom), mean, out=column)
+            column /= sd
+        gram += block.T @ block
+    gram /= max(X.shape[0], 1)
+    return gram, owner
+
+
+def _dependence_transform(
+    x: NDArray[np.float64], centre: float | None, atom: float | None
+) -> NDArray[np.float64]:
+    """A coordinate's value, its distance from ``centre``, or the indicator of ``atom``."""
+    out: NDArray[np.float64]
+    if atom is not None:
+        out = (x == atom).astype(np.float64)
+    else:
+        out = x if centre is None else np.abs(x - centre)
+    return out
 
 
 def _independent_blocks(
@@ -340,7 +364,7 @@ def _independent_blocks(
     """Blocks of coordinates that look independent of each other under both inputs.
 
     Two coordinates are linked when, under either input, a pair of their transforms
-    (:func:`_dependence_features`) correlates beyond :data:`_DEPENDENCE_SDS` standard errors of
+    (:func:`_dependence_correlations`) correlates beyond :data:`_DEPENDENCE_SDS` standard errors of
     a correlation of independent variables (``1 / sqrt(n)``); the blocks are the connected
     components, found on up to :data:`_DEPENDENCE_ROWS` calls per input (the transforms of a
     million calls of a 30-coordinate output would take 700 MB). A dependence too weak to see
@@ -358,12 +382,10 @@ def _independent_blocks(
     for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
         if X.shape[0] < 2:
             continue
-        features, owner = _dependence_features(X)
+        r, owner = _dependence_correlations(X)
         varies[owner] = True
         if owner.size < 2:
             continue
-        r = np.dot(features.T, features) / X.shape[0]  # standardized: their correlations
-        del features
         strong = np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0])
         i, j = np.nonzero(strong)
         linked[owner[i], owner[j]] = True
