@@ -1,7 +1,7 @@
 """Development stages of a mechanism audit: the budget, the race among input pairs, the event.
 
-:func:`~certify.blackbox.audit.audit_mechanism` spends its development calls in three stages,
-each a function here:
+:func:`~certify.blackbox.audit.audit_mechanism` spends its development calls in stages, each
+a function here:
 
 1. :func:`plan_budget` divides the budget: screening rounds for the candidate input pairs, the
    chosen pair's own round, and the reserved calls.
@@ -10,8 +10,12 @@ each a function here:
    chosen on its earlier calls and valued on the round's fresh calls (its first round: chosen
    on one half, valued on the other), so a pair cannot win by a chance event: the value is an
    event's plug-in bound on calls that did not choose it.
-3. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
+3. :func:`final_round`: where the race could not tell its last pairs apart, the two best each
+   get the chosen pair's round, and the one whose best event (chosen as in 4) is better wins.
+4. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
    while taking them from the reserve hardly costs the best event anything (:func:`extension`).
+
+Each input's calls are held in one :class:`Rows` buffer, filled in place as rounds arrive.
 
 Nothing here sees a reserved call: whatever these stages choose, the certificate stays valid.
 """
@@ -45,6 +49,8 @@ from certify.stats.tradeoff import Target
 __all__ = [
     "EXTEND_COST",
     "EXTEND_MAX_SHARE",
+    "FINALISTS",
+    "DEV_VALUES_FROM",
     "DEV_VALUES_PER_CALL",
     "MAX_DEV_VALUES",
     "MIN_DEV_CALLS",
@@ -56,10 +62,13 @@ __all__ = [
     "Budget",
     "Candidate",
     "Development",
+    "Race",
+    "Rows",
     "choose",
     "dev_values",
     "develop",
     "extension",
+    "final_round",
     "plan_budget",
     "race",
 ]
@@ -75,12 +84,17 @@ SCREEN_MAX_SHARE: Final = 0.3
 
 MAX_DEV_VALUES: Final = 12_000_000
 """Most development output numbers of one pair held in memory (calls times output dimension)
-for budgets up to ten million calls; larger budgets may hold :data:`DEV_VALUES_PER_CALL` per
-call (96 MB of outputs at 1e7 calls, a pair's outputs of 20 coordinates at 300,000 calls per
-input; 384 MB at 4e7 calls)."""
+for budgets up to :data:`DEV_VALUES_FROM` calls (96 MB of outputs, a pair's outputs of 20
+coordinates at 300,000 calls per input)."""
 
-DEV_VALUES_PER_CALL: Final = 1.2
-"""Development output numbers held per call of the budget, above :data:`MAX_DEV_VALUES`."""
+DEV_VALUES_FROM: Final = 10_000_000
+"""Budget above which development may hold :data:`DEV_VALUES_PER_CALL` more numbers per call."""
+
+DEV_VALUES_PER_CALL: Final = 2.3
+"""Development output numbers held per call of the budget above :data:`DEV_VALUES_FROM`:
+8.1e7 numbers (648 MB) at 4e7 calls, 4e6 calls per input of 10-coordinate outputs. At 1.2 per
+call (2.4e6 calls), SparseVectorTechnique6's best pair certified 0.2725 at seed 0, against
+0.3118 on 5e6 calls per input."""
 
 EXTEND_COST: Final = 0.005
 """The chosen pair's round grows, on fresh calls, while taking those calls from the reserve
@@ -119,11 +133,15 @@ SCREEN_FAMILIES: Final = 3
 the best of them: an event chosen on one half can fit that half's noise (a cut deep in a
 linear score of many noisy coordinates), and held-out calls tell which family's events hold."""
 
+FINALISTS: Final = 2
+"""Most pairs the final round compares where the screening rounds could not tell them apart."""
+
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
 
-Draw = Callable[[int, int, int], NDArray[np.float64]]
-"""``draw(input, round, n)``: ``n`` fresh development calls on one of the distinct inputs."""
+Draw = Callable[[int, int, int, "Rows"], None]
+"""``draw(input, round, n, rows)``: ``n`` fresh development calls on one of the distinct inputs,
+appended to ``rows``."""
 
 Develop = Callable[
     [NDArray[np.float64], NDArray[np.float64], Sequence[Family], int, float, float], list[Choice]
@@ -135,6 +153,45 @@ SCREEN_LEVEL: Final = 0.16
 """Level of each error rate's bound when a screening round values a pair (one standard
 deviation): the pair's event is judged by what the round's held-out calls show with a modest
 margin, since no screening round can certify at the audit's level what its reserve will."""
+
+
+@final
+class Rows:
+    """One input's development calls, every round's, in one buffer that is filled in place.
+
+    The buffer is allocated once for the most calls the plan can give the input (its pages are
+    touched only as calls arrive), so adding a round copies only the new calls: stacking the
+    rounds again each time held the input's calls twice at the moment of the copy and, at
+    ten million calls, took a second of CPU.
+
+    Parameters
+    ----------
+    width : int
+        Output coordinates per call.
+    capacity : int
+        Calls the buffer holds before it must grow (it doubles then).
+    """
+
+    def __init__(self, width: int, capacity: int) -> None:
+        self._data: NDArray[np.float64] = np.empty((max(capacity, 1), width), dtype=np.float64)
+        self._size = 0
+
+    def append(self, part: NDArray[np.float64]) -> None:
+        """Add calls after the ones held."""
+        end = self._size + part.shape[0]
+        if end > self._data.shape[0] or part.shape[1] != self._data.shape[1]:
+            if self._size and part.shape[1] != self._data.shape[1]:
+                raise ValueError(f"calls of width {part.shape[1]} added to width {self._data.shape[1]}")
+            grown = np.empty((max(end, 2 * self._data.shape[0]), part.shape[1]), dtype=np.float64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : end] = part
+        self._size = end
+
+    @property
+    def rows(self) -> NDArray[np.float64]:
+        """The calls held, in the order they were added (a view: later calls do not change it)."""
+        return self._data[: self._size]
 
 
 @final
@@ -168,7 +225,7 @@ class Budget:
 
 def dev_values(calls: int) -> int:
     """Most development output numbers of one pair held in memory at a budget of ``calls``."""
-    return max(MAX_DEV_VALUES, int(DEV_VALUES_PER_CALL * calls))
+    return MAX_DEV_VALUES + int(DEV_VALUES_PER_CALL * max(calls - DEV_VALUES_FROM, 0))
 
 
 def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, width: int) -> Budget:
@@ -371,6 +428,33 @@ def _directed_counts(
     return e1, m1, m0 - e0, m0
 
 
+@final
+@attrs.frozen
+class Race:
+    """What the screening rounds leave.
+
+    Attributes
+    ----------
+    finalists : list of int
+        The pairs still in the race after its last round, best first: one, unless no round
+        could tell the last ones apart (none clearly behind the best).
+    held : dict of int to Rows
+        Every development call of the finalists' inputs, by input.
+    shown : list of Candidate
+        Every pair's showing in every round.
+    per_input : list of int
+        New calls per input of each round.
+    spent : int
+        Calls spent, all inputs.
+    """
+
+    finalists: list[int]
+    held: dict[int, Rows]
+    shown: list[Candidate]
+    per_input: list[int]
+    spent: int
+
+
 def race(
     pairs: Sequence[tuple[int, int]],
     budget: Budget,
@@ -382,7 +466,9 @@ def race(
     delta: float,
     target: Target | None,
     note: Callable[[int, str], None],
-) -> tuple[int, NDArray[np.float64], NDArray[np.float64], list[Candidate], list[int], int]:
+    width: int,
+    capacity: int,
+) -> Race:
     """Successive halving over the candidate pairs, judged on held-out calls.
 
     Parameters
@@ -399,13 +485,14 @@ def race(
         As the audit will certify.
     note : callable
         ``note(round, text)``: progress.
+    width, capacity : int
+        Output coordinates per call; calls each input's :class:`Rows` is allocated for.
 
     Returns
     -------
-    (int, numpy.ndarray, numpy.ndarray, list of Candidate, list of int, int)
-        The chosen pair, all of its development calls on its first and second input (every
-        round's), every pair's showing in every round, the new calls per input of each round,
-        and the calls spent.
+    Race
+        The pairs still in the race after its last round, the calls of their inputs, every
+        showing, the new calls per input of each round and the calls spent.
 
     Notes
     -----
@@ -419,7 +506,7 @@ def race(
     has to show again on fresh calls to win, and the calls grow as the race narrows.
     """
     alive = list(range(len(pairs)))
-    held: dict[int, list[NDArray[np.float64]]] = {}
+    held: dict[int, Rows] = {}
     shown: list[Candidate] = []
     per_input: list[int] = []
     spent = 0
@@ -429,37 +516,32 @@ def race(
         per_input.append(n)
         spent += n * len(inputs)
         note(r + 1, f"{len(alive)} input pairs, {n} new calls on each of {len(inputs)} inputs")
-        new = {i: draw(i, r, n) for i in inputs}
-        for i, rows in new.items():
-            held.setdefault(i, []).append(rows)
-        del new
+        for i in inputs:
+            draw(i, r, n, held.setdefault(i, Rows(width, capacity)))
         round_shown: dict[int, Candidate] = {}
         for p in alive:
             a, b = pairs[p]
             round_shown[p] = _cross_fitted_showing(
-                p, r, np.vstack(held[a]), np.vstack(held[b]), budget.reserved, develop, families,
+                p, r, held[a].rows, held[b].rows, budget.reserved, develop, families,
                 alpha_per_rate=alpha_per_rate, delta=delta, target=target,
             )
         shown.extend(round_shown.values())
         # out: every pair clearly behind the best (two standard deviations on each side), and,
-        # up to half of the pairs, those behind by one standard deviation on each side
+        # up to half of the pairs, those behind by one standard deviation on each side (not
+        # after the last round: the pairs it leaves go to the final round, :func:`final_round`)
         ranked = sorted(alive, key=lambda q: round_shown[q].key, reverse=True)
         floor = max(round_shown[q].plug_in for q in alive)
         clear_floor = max(round_shown[q].clear[0] for q in alive)
         out = {q for q in ranked if round_shown[q].clear[1] < clear_floor}
-        behind = [q for q in ranked[::-1] if round_shown[q].upper < floor and q not in out]
-        out |= set(behind[: max(len(alive) // 2 - len(out), 0)])
+        if r < len(budget.screening) - 1:  # after the last round, the final round decides
+            behind = [q for q in ranked[::-1] if round_shown[q].upper < floor and q not in out]
+            out |= set(behind[: max(len(alive) // 2 - len(out), 0)])
         alive = [ranked[0]] + [q for q in ranked[1:] if q not in out]
         for i in set(held) - {i for p in alive for i in pairs[p]}:
             del held[i]
         if len(alive) == 1:  # decided: the rest of the screening calls stay in the reserve
             break
-    chosen = alive[0]
-    a, b = pairs[chosen]
-    if a not in held:
-        empty = np.empty((0, 0), dtype=np.float64)
-        return chosen, empty, empty, shown, per_input, spent
-    return chosen, np.vstack(held[a]), np.vstack(held[b]), shown, per_input, spent
+    return Race(alive, held, shown, per_input, spent)
 
 
 def extension(
@@ -480,19 +562,22 @@ def extension(
     those calls from the reserve costs ``choice`` less than :data:`EXTEND_COST` of its expected
     bound at the planned reserve, judged on the half of the development calls that chose its
     threshold; development may reach :data:`EXTEND_MAX_SHARE` of the budget, and one pair's
-    outputs :func:`dev_values` numbers. Where the bound is set by the event (rare windows,
-    small effects spread over many coordinates) rather than by the width of the reserved
-    confidence bounds, development calls buy more than reserved ones.
+    outputs :func:`dev_values` numbers (the last doubling is cut to what these leave). Where
+    the bound is set by the event (rare windows, small effects spread over many coordinates)
+    rather than by the width of the reserved confidence bounds, development calls buy more
+    than reserved ones.
     """
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     held = max(dev_a.shape[0], dev_b.shape[0])
     room = dev_values(calls) // (2 * max(width, 1)) - held
-    extra, step, spent = 0, budget.final, budget.development_calls
+    share = int(EXTEND_MAX_SHARE * calls - budget.development_calls) // 2
+    limit = min(room, share, budget.reserved - 1)
+    extra, step = 0, budget.final
     sizes = []
-    while step <= room - extra and spent + 2 * (extra + step) <= EXTEND_MAX_SHARE * calls:
-        if budget.reserved - extra - step < 1:
-            break
-        extra += step
+    # doublings, the last cut to what memory, the share and the reserve leave (the step it
+    # would have taken can exceed the room by a few calls and leave the round as it was)
+    while extra < limit and step >= 1:
+        extra = min(extra + step, limit)
         sizes.append(extra)
         step *= 2
     if not sizes:
@@ -510,34 +595,40 @@ def extension(
 
 
 def choose(
-    dev_a: NDArray[np.float64],
-    dev_b: NDArray[np.float64],
+    rows_a: Rows,
+    rows_b: Rows,
     families: Sequence[Family],
     develop: Develop,
-    more: Callable[[int], tuple[NDArray[np.float64], NDArray[np.float64]]],
+    more: Callable[[int], None],
     budget: Budget,
     calls: int,
     *,
     alpha_per_rate: float,
     delta: float,
     target: Target | None,
+    found: list[Choice] | None = None,
 ) -> tuple[list[Choice], NDArray[np.float64], NDArray[np.float64], int]:
     """The chosen pair's event: every family on its calls, after the round grows.
+
+    ``found``: every family's best event on the calls held, where the final round already
+    chose them (:func:`final_round`).
 
     Returns
     -------
     (list of Choice, numpy.ndarray, numpy.ndarray, int)
         Every family's best event (best first), the development calls they were chosen on (the
         second half of each chose the threshold), and the fresh calls per input added by
-        :func:`extension` (``more(n)`` draws them).
+        :func:`extension` (``more(n)`` adds them to ``rows_a`` and ``rows_b``).
 
     Raises
     ------
     ParameterError
         If no family applies to the outputs.
     """
+    dev_a, dev_b = rows_a.rows, rows_b.rows
     width = dev_a.shape[1]
-    found = develop(dev_a, dev_b, families, budget.reserved, alpha_per_rate, DEV_LEVEL)
+    if found is None:
+        found = develop(dev_a, dev_b, families, budget.reserved, alpha_per_rate, DEV_LEVEL)
     if not found:
         raise ParameterError(
             f"no test family in {tuple(families)!r} applies to these outputs; use tests='certify'."
@@ -547,15 +638,53 @@ def choose(
         alpha_per_rate=alpha_per_rate, delta=delta, target=target,
     )
     if extra:
-        more_a, more_b = more(extra)
-        dev_a, dev_b = np.vstack([dev_a, more_a]), np.vstack([dev_b, more_b])
-        del more_a, more_b
+        more(extra)
+        dev_a, dev_b = rows_a.rows, rows_b.rows
         best = found[0].value
         again = [f for f in families if any(
             c.family == f and c.value >= _KEEP_FAMILIES * best for c in found
         )]
         found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, DEV_LEVEL) or found
     return found, dev_a, dev_b, extra
+
+
+def final_round(
+    finalists: Sequence[int],
+    index: Sequence[tuple[int, int]],
+    held: dict[int, Rows],
+    families: Sequence[Family],
+    develop: Develop,
+    reserved: int,
+    alpha_per_rate: float,
+) -> tuple[int, list[Choice] | None, list[tuple[int, Choice, int]]]:
+    """The chosen pair: the one finalist, or the finalist whose best event is best.
+
+    Where the screening rounds could not tell the last pairs apart, each finalist's events are
+    chosen as the chosen pair's are (every family, at :data:`DEV_LEVEL`, on all of its calls
+    with the final round's), and the pair whose best event has the best development value
+    wins: the comparison the race could not make on part of its calls, made on the calls and
+    with the events that will be registered. The final round of a finalist that loses is
+    taken from the reserve (one input's share where the finalists share an input).
+
+    Returns
+    -------
+    (int, list of Choice or None, list of (int, Choice, int))
+        The chosen pair, its events (None: one finalist, not yet chosen) and every finalist's
+        best event with its calls per input, the winner first (empty for one finalist).
+    """
+    if len(finalists) == 1:
+        return finalists[0], None, []
+    found = {
+        p: develop(held[index[p][0]].rows, held[index[p][1]].rows, families, reserved,
+                   alpha_per_rate, DEV_LEVEL)
+        for p in finalists
+    }
+    # the race's order breaks ties: the leader wins unless another finalist's event is better
+    ranked = sorted(finalists, key=lambda p: found[p][0].value if found[p] else -math.inf,
+                    reverse=True)
+    won = ranked[0]
+    shown = [(p, found[p][0], int(held[index[p][0]].rows.shape[0])) for p in ranked if found[p]]
+    return won, found[won] or None, shown
 
 
 Pairs = Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]]
@@ -586,6 +715,10 @@ class Development:
         Development calls per input of the chosen pair, every round's.
     reserved : (int, int)
         Reserved calls on its first and second input.
+    finalists : list of (int, Choice, int)
+        Where the screening rounds left more than one pair: each finalist (index among the
+        candidates), the best event of its final round and the calls per input it was chosen
+        on, the winner first; else empty.
     """
 
     pair: int
@@ -596,6 +729,7 @@ class Development:
     development_calls: int
     chosen_calls: int
     reserved: tuple[int, int]
+    finalists: list[tuple[int, Choice, int]] = attrs.field(factory=list)
 
 
 def draw_calls(
@@ -605,19 +739,19 @@ def draw_calls(
     seq: np.random.SeedSequence,
     name: str,
     label: str,
-    width: int | None,
-) -> NDArray[np.float64]:
-    """``n`` development calls in chunks (the same chunking as the reserved stream)."""
-    parts = []
+    into: Rows,
+) -> None:
+    """Add ``n`` development calls to ``into``, in the reserved stream's chunks.
+
+    The outputs must have ``into``'s width.
+    """
     rng = np.random.Generator(np.random.PCG64(seq))
+    width = into.rows.shape[1]
     done = 0
     while done < n:
         size = min(CHUNK_CALLS, n - done)
-        part = call_mechanism(mechanism, x, size, rng, name=name, label=label, width=width)
-        width = part.shape[1]
-        parts.append(part)
+        into.append(call_mechanism(mechanism, x, size, rng, name=name, label=label, width=width))
         done += size
-    return np.vstack(parts)
 
 
 def unordered(pairs: Pairs) -> list[int]:
@@ -664,9 +798,9 @@ def develop(
     budget = plan_budget(calls, len(raced), len({i for pair in index for i in pair}), dev_fraction, width)
     rounds = len(budget.screening) + 1
 
-    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
+    def draw(i: int, r: int, n: int, into: Rows) -> None:
         seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
-        return draw_calls(mechanism, inputs[labels[i]], n, seq, name, labels[i], width)
+        draw_calls(mechanism, inputs[labels[i]], n, seq, name, labels[i], into)
 
     def choose_for(
         dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
@@ -678,21 +812,45 @@ def develop(
         )
 
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)
-    won, held_a, held_b, shown, per_round, spent = race(
+    # every input's buffer is allocated for the most calls it can get: its share of every
+    # screening round, the chosen pair's round and the most the round can grow
+    capacity = sum(budget.screening) // 2 + max(budget.final, dev_values(calls) // (2 * width))
+    raced_out = race(
         index, budget, draw, choose_for, cheap, alpha_per_rate=alpha_per_rate, delta=delta,
-        target=target, note=lambda r, what: note(r, rounds, what),
+        target=target, note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
+    )
+    shown, per_input, spent = raced_out.shown, raced_out.per_input, raced_out.spent
+    finalists = raced_out.finalists[:FINALISTS]
+    if budget.final * (len({i for p in finalists for i in index[p]}) - 2) > budget.reserved // 4:
+        finalists = finalists[:1]  # the runner-up's round would take over an eighth of the reserve
+    held: dict[int, Rows] = {}
+    for i in (i for p in finalists for i in index[p] if i not in held):
+        held[i] = raced_out.held[i] if i in raced_out.held else Rows(width, capacity)
+    final = budget.final
+    if len(held) > 2:  # the memory cap holds for all the finalists' inputs (the winner may grow)
+        held_calls = max(rows.rows.shape[0] for rows in held.values())
+        final = min(final, max(dev_values(calls) // (len(held) * width) - held_calls, 4))
+    what = "the chosen pair" if len(finalists) == 1 else f"the {len(finalists)} pairs left"
+    note(rounds, rounds, f"{what}, every test family, {final} new calls per input")
+    for i in held:
+        draw(i, rounds - 1, final, held[i])
+    won, found, shown_final = final_round(
+        finalists, index, held, families, choose_for, budget.reserved, alpha_per_rate
     )
     ia, ib = index[won]
-    note(rounds, rounds, f"the chosen pair, every test family, {budget.final} new calls per input")
-    final_a, final_b = draw(ia, rounds - 1, budget.final), draw(ib, rounds - 1, budget.final)
-    dev_a = final_a if held_a.size == 0 else np.vstack([held_a, final_a])
-    dev_b = final_b if held_b.size == 0 else np.vstack([held_b, final_b])
-    del held_a, held_b, final_a, final_b
+    rows_a, rows_b = held[ia], held[ib]
+    final_calls = final * len(held)
+    del held, raced_out
+
+    def more(n: int) -> None:
+        draw(ia, rounds, n, rows_a)
+        draw(ib, rounds, n, rows_b)
+
     found, dev_a, dev_b, extra = choose(
-        dev_a, dev_b, families, choose_for, lambda n: (draw(ia, rounds, n), draw(ib, rounds, n)),
-        budget, calls, alpha_per_rate=alpha_per_rate, delta=delta, target=target,
+        rows_a, rows_b, families, choose_for, more,
+        budget, calls, alpha_per_rate=alpha_per_rate, delta=delta, target=target, found=found,
     )
-    development_calls = spent + 2 * (budget.final + extra)
+    development_calls = spent + final_calls + 2 * extra
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     reserved = split_reserved(
         found[0], dev_a[half_a:], dev_b[half_b:], 2 * ((calls - development_calls) // 2),
@@ -703,8 +861,9 @@ def develop(
         found=found,
         raced=raced,
         shown=shown,
-        per_round=[*per_round, budget.final + extra],
+        per_round=[*per_input, final + extra],
         development_calls=development_calls,
         chosen_calls=int(dev_a.shape[0]),
         reserved=reserved,
+        finalists=[(raced[p], c, n) for p, c, n in shown_final],
     )

@@ -365,6 +365,8 @@ def audit_mechanism(
     )
     unit = "epsilon" if target is None else target.unit
     shown = [(dev.pair, dev.chosen_calls, c, None) for c in dev.found] + [
+        (p, n, c, None) for p, c, n in dev.finalists[1:]
+    ] + [
         (dev.raced[c.pair], c.calls, c.choice, c)
         for c in sorted(dev.shown, key=lambda c: (c.round, c.key), reverse=True)
         if c.choice is not None
@@ -392,6 +394,11 @@ def audit_mechanism(
             "raced_pairs": [[pairs[p][0][0], pairs[p][1][0]] for p in dev.raced],
             "development_calls_per_input_by_round": dev.per_round,
             "chosen_pair_development_calls_per_input": dev.chosen_calls,
+            "final_round": [
+                {"pair": [pairs[p][0][0], pairs[p][1][0]], "test": c.label, "value": c.value,
+                 "calls_per_input": n}
+                for p, c, n in dev.finalists
+            ],
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "claim": None if claim is None else claim.describe(),

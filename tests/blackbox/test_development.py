@@ -10,9 +10,11 @@ from numpy.typing import NDArray
 
 from certify.blackbox._development import (
     Budget,
+    Rows,
     _directed_counts,
     draw_calls,
     extension,
+    final_round,
     plan_budget,
     race,
     unordered,
@@ -31,9 +33,9 @@ def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -
     inputs = sorted({p for pair in probabilities for p in pair})
     index = [(inputs.index(a), inputs.index(b)) for a, b in probabilities]
 
-    def draw(i: int, r: int, n: int) -> NDArray[np.float64]:
+    def draw(i: int, r: int, n: int, into: Rows) -> None:
         seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
-        return draw_calls(_coin, np.array([inputs[i]]), n, seq, "coin", str(inputs[i]), 1)
+        draw_calls(_coin, np.array([inputs[i]]), n, seq, "coin", str(inputs[i]), into)
 
     def develop(
         a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
@@ -43,13 +45,15 @@ def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -
                             delta=0.0, seed=seed, dev_level=level)
 
     cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in ("logistic", "boosted"))
-    won, held_a, held_b, shown, per_input, spent = race(
+    raced = race(
         index, budget, draw, develop, cheap, alpha_per_rate=0.0152, delta=0.0, target=None,
-        note=lambda r, what: None,
+        note=lambda r, what: None, width=1, capacity=1_000,
     )
-    assert spent <= sum(budget.screening)
-    assert held_a.shape[0] == held_b.shape[0] == sum(per_input[: len(per_input)])
-    return won, shown
+    assert raced.spent <= sum(budget.screening)
+    for p in raced.finalists:
+        for i in index[p]:
+            assert raced.held[i].rows.shape[0] == sum(raced.per_input)
+    return raced.finalists[0], raced.shown
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -102,3 +106,49 @@ def test_extension_grows_where_the_reserve_hardly_notices() -> None:
                           target=None)
         assert (extra > 0) is grows
         assert budget.development_calls + 2 * extra <= 0.25 * calls
+
+
+def test_rows_hold_every_round_in_order_and_grow_past_their_capacity() -> None:
+    """Calls added in three parts read back as one array in order, past the first allocation."""
+    rng = np.random.default_rng(0)
+    parts = [rng.random((n, 3)) for n in (5, 7, 20)]
+    rows = Rows(3, 8)
+    first = None
+    for part in parts:
+        rows.append(part)
+        first = rows.rows if first is None else first
+    np.testing.assert_array_equal(rows.rows, np.vstack(parts))
+    np.testing.assert_array_equal(first, parts[0])  # a view taken earlier keeps its calls
+
+
+def test_draw_calls_are_the_same_whatever_the_chunks_they_are_held_in() -> None:
+    """The same seed gives the same calls in a small buffer (grown) and a large one."""
+    small, large = Rows(1, 10), Rows(1, 200_000)
+    for rows in (small, large):
+        draw_calls(_coin, np.array([0.3]), 150_000, np.random.SeedSequence(5), "coin", "0.3", rows)
+    np.testing.assert_array_equal(small.rows, large.rows)
+    assert small.rows.shape == (150_000, 1)
+
+
+def test_final_round_takes_the_finalist_whose_event_is_best_on_all_its_calls() -> None:
+    """The race's leader (bits 0.5 against 0.52) loses the final round to 0.5 against 0.6."""
+    inputs = [0.5, 0.52, 0.6]
+    held = {i: Rows(1, 40_000) for i in range(3)}
+    for i, rows in held.items():
+        draw_calls(_coin, np.array([inputs[i]]), 40_000, np.random.SeedSequence(i), "coin", "x", rows)
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=0, dev_level=level)
+
+    index = [(0, 1), (0, 2)]
+    won, found, shown = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152)
+    assert won == 1 and found is not None
+    assert [p for p, _, _ in shown] == [1, 0]
+    assert shown[0][1].value == found[0].value > shown[1][1].value
+    assert all(n == 40_000 for _, _, n in shown)
+    # one finalist: nothing to compare, its events are chosen later
+    assert final_round([0], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152) == (0, None, [])
