@@ -159,9 +159,9 @@ margin, since no screening round can certify at the audit's level what its reser
 class Rows:
     """One input's development calls, every round's, in one buffer that is filled in place.
 
-    The buffer is allocated once for the most calls the plan can give the input (its pages are
-    touched only as calls arrive), so adding a round copies only the new calls: stacking the
-    rounds again each time held the input's calls twice at the moment of the copy and, at
+    The buffer is allocated for the calls a stage is about to add (:meth:`reserve`; its pages
+    are touched only as calls arrive), so adding a round copies only the new calls: stacking
+    the rounds again each time held the input's calls twice at the moment of the copy and, at
     ten million calls, took a second of CPU.
 
     Parameters
@@ -169,22 +169,27 @@ class Rows:
     width : int
         Output coordinates per call.
     capacity : int
-        Calls the buffer holds before it must grow (it doubles then).
+        Calls the buffer holds before it must grow (it doubles then, unless reserved).
     """
 
     def __init__(self, width: int, capacity: int) -> None:
         self._data: NDArray[np.float64] = np.empty((max(capacity, 1), width), dtype=np.float64)
         self._size = 0
 
+    def reserve(self, calls: int) -> None:
+        """Make room for ``calls`` calls in all (one copy of those held, if it must grow)."""
+        if calls > self._data.shape[0]:
+            grown = np.empty((calls, self._data.shape[1]), dtype=np.float64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+
     def append(self, part: NDArray[np.float64]) -> None:
         """Add calls after the ones held."""
         end = self._size + part.shape[0]
-        if end > self._data.shape[0] or part.shape[1] != self._data.shape[1]:
-            if self._size and part.shape[1] != self._data.shape[1]:
-                raise ValueError(f"calls of width {part.shape[1]} added to width {self._data.shape[1]}")
-            grown = np.empty((max(end, 2 * self._data.shape[0]), part.shape[1]), dtype=np.float64)
-            grown[: self._size] = self._data[: self._size]
-            self._data = grown
+        if part.shape[1] != self._data.shape[1]:
+            raise ValueError(f"calls of width {part.shape[1]} added to width {self._data.shape[1]}")
+        if end > self._data.shape[0]:
+            self.reserve(max(end, 2 * self._data.shape[0]))
         self._data[self._size : end] = part
         self._size = end
 
@@ -812,9 +817,10 @@ def develop(
         )
 
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)
-    # every input's buffer is allocated for the most calls it can get: its share of every
-    # screening round, the chosen pair's round and the most the round can grow
-    capacity = sum(budget.screening) // 2 + max(budget.final, dev_values(calls) // (2 * width))
+    # an input's buffer is allocated for its most screening calls (each round's calls are
+    # shared by two inputs or more), then, for the finalists, for the most the chosen pair's
+    # round and its growth can add (pages are touched only as calls arrive)
+    capacity = sum(budget.screening) // 2 + 1
     raced_out = race(
         index, budget, draw, choose_for, cheap, alpha_per_rate=alpha_per_rate, delta=delta,
         target=target, note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
@@ -830,6 +836,8 @@ def develop(
     if len(held) > 2:  # the memory cap holds for all the finalists' inputs (the winner may grow)
         held_calls = max(rows.rows.shape[0] for rows in held.values())
         final = min(final, max(dev_values(calls) // (len(held) * width) - held_calls, 4))
+    for rows in held.values():
+        rows.reserve(max(rows.rows.shape[0] + final, dev_values(calls) // (2 * width)))
     what = "the chosen pair" if len(finalists) == 1 else f"the {len(finalists)} pairs left"
     note(rounds, rounds, f"{what}, every test family, {final} new calls per input")
     for i in held:

@@ -350,12 +350,9 @@ def _dependence_transform(
     x: NDArray[np.float64], centre: float | None, atom: float | None
 ) -> NDArray[np.float64]:
     """A coordinate's value, its distance from ``centre``, or the indicator of ``atom``."""
-    out: NDArray[np.float64]
     if atom is not None:
-        out = (x == atom).astype(np.float64)
-    else:
-        out = x if centre is None else np.abs(x - centre)
-    return out
+        return np.asarray(x == atom, dtype=np.float64)
+    return x if centre is None else np.abs(x - centre)
 
 
 def _independent_blocks(

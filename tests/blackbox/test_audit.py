@@ -129,6 +129,27 @@ def test_default_ledger_counts_reruns_without_a_ledger(
     assert (tmp_path / "default.ledger").exists()
 
 
+def test_pairs_the_race_cannot_tell_apart_go_to_a_final_round(ledger: cf.Ledger, seed: int) -> None:
+    """Two pairs of one epsilon: both get the final round, and every call stays in the budget."""
+    audit = cf.audit_mechanism(
+        laplace, inputs=[([0.0], [1.0]), ([1.0], [2.0])], calls=60_000, ledger=ledger,
+        seed=seed, progress=False,
+    )
+    annotations = audit.record.content["annotations"]
+    final = annotations["final_round"]
+    assert [entry["pair"] for entry in final] in (
+        [["[0.0]", "[1.0]"], ["[1.0]", "[2.0]"]], [["[1.0]", "[2.0]"], ["[0.0]", "[1.0]"]]
+    )
+    assert final[0]["value"] >= final[1]["value"]
+    assert [audit.certificate.pair.a, audit.certificate.pair.b] == final[0]["pair"]
+    # three inputs got the final round: its calls on the loser's own input are development
+    # calls too, beyond the chosen pair's own (every round's, on both of its inputs)
+    rounds = annotations["development_calls_per_input_by_round"]
+    assert audit.development_calls > 2 * sum(rounds)
+    assert audit.development_calls + sum(audit.reserved_calls.values()) <= 60_000
+    assert 0.0 < audit.certificate.epsilon_lower < 1.0
+
+
 @pytest.mark.slow
 def test_candidate_pairs_choose_the_distinguishable_one(ledger: cf.Ledger, seed: int) -> None:
     """Among candidate pairs, development calls pick the pair that differs."""
