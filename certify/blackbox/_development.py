@@ -821,7 +821,7 @@ def develop(
     # as calls arrive): its share of every screening round (each round's calls are shared by
     # two inputs or more), the chosen pair's round and the most the round can grow. Allocated
     # stage by stage instead, the race's buffers, freed into the heap when the final round's
-    # larger ones replaced them, raised OneTimeRappor's peak at 1e7 calls from 485 to 514 MB.
+    # larger ones replaced them, raised OneTimeRappor's peak at 1e7 calls from 484 to 514 MB.
     capacity = sum(budget.screening) // 2 + max(budget.final, dev_values(calls) // (2 * width))
     raced_out = race(
         index, budget, draw, choose_for, cheap, alpha_per_rate=alpha_per_rate, delta=delta,
