@@ -5,11 +5,11 @@ a function here:
 
 1. :func:`plan_budget` divides the budget: screening rounds for the candidate input pairs, the
    chosen pair's own round, and the reserved calls.
-2. :func:`race` chooses the pair by successive halving. Every pair still in the race gets fresh
-   calls each round and keeps the calls of its earlier rounds. A pair is judged by one event
-   chosen on its earlier calls and valued on the round's fresh calls (its first round: chosen
-   on one half, valued on the other), so a pair cannot win by a chance event: the value is an
-   event's plug-in bound on calls that did not choose it.
+2. :func:`race` narrows the pairs by successive halving. Every pair still in the race gets
+   fresh calls each round and keeps the calls of its earlier rounds. A pair is judged
+   cross-fitted: events chosen on each half of its calls are counted on the other half, so a
+   pair cannot win by a chance event: the value is a plug-in bound on calls that did not
+   choose the event.
 3. :func:`final_round`: where the race could not tell its last pairs apart, the two best each
    get the chosen pair's round, and the one whose best event (chosen as in 4) is better wins.
 4. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
@@ -18,6 +18,12 @@ a function here:
 Each input's calls are held in one :class:`Rows` buffer, filled in place as rounds arrive.
 
 Nothing here sees a reserved call: whatever these stages choose, the certificate stays valid.
+
+The module stays one past 800 lines because it holds one idea, how development calls are
+spent. The stages share the budget's constants, and each stage's cost is judged against the
+others (the race's share, the final round's, the growth's). Each stage is a function with its
+own tests in ``tests/blackbox/test_development.py``; splitting the race into a module of its own
+would put those constants and the plan they tie together in two places.
 """
 
 from __future__ import annotations
@@ -581,7 +587,7 @@ def extension(
     sizes = []
     # doublings, the last cut to what memory, the share and the reserve leave (the step it
     # would have taken can exceed the room by a few calls and leave the round as it was)
-    while extra < limit and step >= 1:
+    while extra < limit:
         extra = min(extra + step, limit)
         sizes.append(extra)
         step *= 2
