@@ -209,12 +209,17 @@ def _check_dimension(X: NDArray[np.float64], d: int) -> None:
         )
 
 
+def _finite_list(values: NDArray[Any]) -> Any:
+    """A numeric array as nested lists of floats, RecordError if any is not finite."""
+    if not np.isfinite(values).all():
+        raise RecordError("a stored score model must hold finite numbers only.")
+    return values.astype(np.float64).tolist()
+
+
 def _finite_tuple(values: Any) -> tuple[float, ...]:
     """Converter: numbers to a tuple of finite floats (a record never holds NaN or infinity)."""
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "fiu":
-        if not np.isfinite(values).all():
-            raise RecordError("a stored score model must hold finite numbers only.")
-        return tuple(values.astype(np.float64).tolist())
+        return tuple(_finite_list(values))
     out = tuple(float(x) for x in values)
     if not all(np.isfinite(out)):
         raise RecordError("a stored score model must hold finite numbers only.")
@@ -225,9 +230,7 @@ def _rows_tuple(values: Any) -> tuple[tuple[float, ...], ...]:
     """Converter: a sequence of rows to a tuple of tuples of finite floats."""
     if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype.kind in "fiu":
         # a fitted histogram's keys: hundreds of thousands of rows, converted in one pass
-        if not np.isfinite(values).all():
-            raise RecordError("a stored score model must hold finite numbers only.")
-        return tuple(map(tuple, values.astype(np.float64).tolist()))
+        return tuple(map(tuple, _finite_list(values)))
     return tuple(_finite_tuple(row) for row in values)
 
 
