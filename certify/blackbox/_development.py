@@ -43,6 +43,7 @@ from certify.blackbox.events import (
     choose_event,
     event_errors,
     expected_bound,
+    ranked,
     split_reserved,
 )
 from certify.data.draws import Mechanism, call_mechanism
@@ -54,6 +55,7 @@ from certify.stats.tradeoff import Target
 
 __all__ = [
     "EXTEND_COST",
+    "EXTEND_MAX_COST",
     "EXTEND_MAX_SHARE",
     "FINALISTS",
     "DEV_VALUES_FROM",
@@ -104,7 +106,14 @@ call (2.4e6 calls), SparseVectorTechnique6's best pair certified 0.2725 at seed 
 
 EXTEND_COST: Final = 0.005
 """The chosen pair's round grows, on fresh calls, while taking those calls from the reserve
-costs its best event less than this share of its expected bound."""
+costs its best event less than this share of its expected bound (and less than
+:data:`EXTEND_MAX_COST`)."""
+
+EXTEND_MAX_COST: Final = 0.005
+"""Most expected bound, in epsilon, that growing the chosen pair's round may cost. A share of a
+large bound is a large loss: at 4e7 calls NoisyHist2's bound near 10 gave up 0.05 for 3e6
+more development calls per input, and certified 9.864 at seed 0, against 9.913 when the
+growth was held to 0.01 and 10.020 without it."""
 
 EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by growing the chosen pair's round."""
@@ -571,13 +580,18 @@ def extension(
 
     The round doubles (``final``, then ``2 final``, ``4 final`` more, ...) while taking all
     those calls from the reserve costs ``choice`` less than :data:`EXTEND_COST` of its expected
-    bound at the planned reserve, judged on the half of the development calls that chose its
-    threshold; development may reach :data:`EXTEND_MAX_SHARE` of the budget, and one pair's
-    outputs :func:`dev_values` numbers (the last doubling is cut to what these leave). Where
+    bound at the planned reserve, and less than :data:`EXTEND_MAX_COST`, judged on the half of
+    the development calls that chose its threshold; development may reach
+    :data:`EXTEND_MAX_SHARE` of the budget, and one pair's outputs :func:`dev_values` numbers
+    (the last doubling is cut to what these leave). Where
     the bound is set by the event (rare windows, small effects spread over many coordinates)
     rather than by the width of the reserved confidence bounds, development calls buy more
-    than reserved ones.
+    than reserved ones. A settled event (``choice.settled``: a histogram of few values, each
+    counted often) gets none: more calls would count the same cells again, and its bound only
+    loses what they take from the reserve.
     """
+    if choice.settled:
+        return 0
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     held = max(dev_a.shape[0], dev_b.shape[0])
     room = dev_values(calls) // (2 * max(width, 1)) - held
@@ -601,7 +615,8 @@ def extension(
     at_plan, after = values[0], values[1:]
     if not at_plan > 0.0:
         return 0
-    cheap = [e for e, v in zip(sizes, after, strict=True) if at_plan - v <= EXTEND_COST * at_plan]
+    cost = min(EXTEND_COST * at_plan, EXTEND_MAX_COST)
+    cheap = [e for e, v in zip(sizes, after, strict=True) if at_plan - v <= cost]
     return max(cheap, default=0)
 
 
@@ -671,31 +686,41 @@ def final_round(
     """The chosen pair: the one finalist, or the finalist whose best event is best.
 
     Where the screening rounds could not tell the last pairs apart, each finalist's events are
-    chosen as the chosen pair's are (every family, at :data:`DEV_LEVEL`, on all of its calls
-    with the final round's), and the pair whose best event has the best development value
-    wins: the comparison the race could not make on part of its calls, made on the calls and
-    with the events that will be registered. The final round of a finalist that loses is
-    taken from the reserve (one input's share where the finalists share an input).
+    chosen as the chosen pair's are (every family but boosted trees, at :data:`DEV_LEVEL`, on
+    all of its calls with the final round's), and the pair whose best event has the best
+    development value wins: the comparison the race could not make on part of its calls, made
+    on the calls and with the events that will be registered. Boosted trees, the costliest
+    family to fit and a winner only by a margin, are fitted for the winner alone. The final
+    round of a finalist that loses is taken from the reserve (one input's share where the
+    finalists share an input).
 
     Returns
     -------
     (int, list of Choice or None, list of (int, Choice, int))
         The chosen pair, its events (None: one finalist, not yet chosen) and every finalist's
-        best event with its calls per input, the winner first (empty for one finalist).
+        best event of the families compared with its calls per input, the winner first (empty
+        for one finalist).
     """
     if len(finalists) == 1:
         return finalists[0], None, []
+    compared: tuple[Family, ...] = tuple(f for f in families if f != "boosted") or tuple(families)
     found = {
-        p: develop(held[index[p][0]].rows, held[index[p][1]].rows, families, reserved,
+        p: develop(held[index[p][0]].rows, held[index[p][1]].rows, compared, reserved,
                    alpha_per_rate, DEV_LEVEL)
         for p in finalists
     }
     # the race's order breaks ties: the leader wins unless another finalist's event is better
-    ranked = sorted(finalists, key=lambda p: found[p][0].value if found[p] else -math.inf,
-                    reverse=True)
-    won = ranked[0]
-    shown = [(p, found[p][0], int(held[index[p][0]].rows.shape[0])) for p in ranked if found[p]]
-    return won, found[won] or None, shown
+    order = sorted(finalists, key=lambda p: found[p][0].value if found[p] else -math.inf,
+                   reverse=True)
+    won = order[0]
+    shown = [(p, found[p][0], int(held[index[p][0]].rows.shape[0])) for p in order if found[p]]
+    events = found[won]
+    if len(compared) < len(families) and events and not events[0].settled:
+        rows_a, rows_b = held[index[won][0]].rows, held[index[won][1]].rows
+        rest = [f for f in families if f not in compared]
+        events = ranked([*events, *develop(rows_a, rows_b, rest, reserved, alpha_per_rate, DEV_LEVEL)],
+                        families)
+    return won, events or None, shown
 
 
 Pairs = Sequence[tuple[tuple[str, NDArray[Any]], tuple[str, NDArray[Any]]]]

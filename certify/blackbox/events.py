@@ -41,7 +41,7 @@ thresholds does not reward a chance tail.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Literal, TypeAlias, cast, final
 
 import attrs
@@ -86,6 +86,7 @@ __all__ = [
     "choose_event",
     "event_errors",
     "expected_bound",
+    "ranked",
     "resolve_families",
     "split_reserved",
 ]
@@ -141,6 +142,9 @@ class Choice:
         Area under the ROC curve of the oriented score on the second half.
     label : str
         A short description (``"coordinate[2]"``, ``"histogram (37 values)"``).
+    settled : bool, default False
+        Whether more development calls cannot change the event: a histogram of few values,
+        each counted often, whose cut was chosen among its few cuts on every development call.
     """
 
     family: str
@@ -151,6 +155,7 @@ class Choice:
     plug_in: float
     auc: float
     label: str
+    settled: bool = False
 
 
 def resolve_families(tests: str | Sequence[str]) -> tuple[Family, ...]:
@@ -226,7 +231,7 @@ def _histogram_choice(
         s0, s1, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=0.5, target=target
     )
     auc = _development_auc(orientation, s0, s1)
-    return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label)
+    return Choice("histogram", model, orientation, threshold, value, plug_in, auc, label, settled=True)
 
 
 def _held_out_histogram(
@@ -352,13 +357,13 @@ def choose_event(
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     fit_a, sel_a = dev_a[:half_a], dev_a[half_a:]
     fit_b, sel_b = dev_b[:half_b], dev_b[half_b:]
-    choices: list[tuple[float, float, int, Choice]] = []
+    choices: list[Choice] = []
     fitted = {family: _fitted(family, fit_a, fit_b, seed) for family in families if family == "histogram"}
     if _well_estimated(fitted.get("histogram", []), fit_a, fit_b):
         return [
             _histogram_choice(dev_a, dev_b, reserved_a, reserved_b, alpha_per_rate, delta, target)
         ]
-    for rank, family in enumerate(families):
+    for family in families:
         found_halves: list[tuple[ScoreModel, str, _Halves | None]]
         if family == "blocks":
             blocks = _blocks_cross_fitted((fit_a, fit_b), (sel_a, sel_b), seed)
@@ -408,13 +413,23 @@ def choose_event(
             if not math.isfinite(threshold):
                 continue
             auc = _development_auc(orientation, s0, s1)
-            choice = Choice(family, model, orientation, threshold, value, plug_in, auc, label)
-            # boosted trees score reserved calls tens of times slower than the other families:
-            # they must win by a margin, not by development noise
-            penalty = _BOOSTED_MARGIN if family == "boosted" else 0.0
-            choices.append((value - penalty, plug_in - penalty, -rank, choice))
-    choices.sort(key=lambda c: (c[0], c[1], c[2]), reverse=True)
-    return [c[3] for c in choices]
+            choices.append(Choice(family, model, orientation, threshold, value, plug_in, auc, label))
+    return ranked(choices, families)
+
+
+def ranked(choices: Iterable[Choice], families: Sequence[Family]) -> list[Choice]:
+    """Choices best first, as :func:`choose_event` orders them.
+
+    By development value, then plug-in value, then the family's place in ``families``
+    (earlier first). Boosted trees score reserved calls tens of times slower than the other
+    families: they must win by a margin (:data:`_BOOSTED_MARGIN`), not by development noise.
+    """
+
+    def key(choice: Choice) -> tuple[float, float, int]:
+        penalty = _BOOSTED_MARGIN if choice.family == "boosted" else 0.0
+        return choice.value - penalty, choice.plug_in - penalty, -families.index(choice.family)
+
+    return sorted(choices, key=key, reverse=True)
 
 
 def event_errors(choice: Choice, out_a: NDArray[np.float64], out_b: NDArray[np.float64]) -> tuple[int, int]:

@@ -94,6 +94,41 @@ def test_a_pair_and_its_reverse_race_once() -> None:
     assert unordered([(x, y), (y, x), (x, z), (z, x), (y, z)]) == [0, 2, 4]
 
 
+def _jittered_coin(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """A biased bit plus a little uniform jitter, and a uniform: continuous outputs, a coin's law."""
+    return np.column_stack([(rng.random(n) < x[0]) + 1e-3 * rng.random(n), rng.random(n)])
+
+
+def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
+    """Finalists are compared on every family but boosted trees; the winner then gets them too."""
+    inputs = [0.5, 0.52, 0.6]
+    held = {i: Rows(2, 20_000) for i in range(3)}
+    for i, rows in held.items():
+        draw_calls(_jittered_coin, np.array([inputs[i]]), 20_000, np.random.SeedSequence(i), "coin",
+                   "x", rows)
+    asked: list[tuple[int, tuple[str, ...]]] = []
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        asked.append((int(b[0, 0] * 1e6), tuple(fams)))
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=0, dev_level=level)
+
+    index = [(0, 1), (0, 2)]
+    won, found, shown = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152)
+    assert won == 1 and found is not None and not found[0].settled
+    compared = [fams for _, fams in asked[:2]]
+    assert all("boosted" not in fams and len(fams) == len(VALUE_FAMILIES) - 1 for fams in compared)
+    # the third fit is the winner's (its input b is 0.6's), boosted trees only
+    assert asked[2] == (int(held[2].rows[0, 0] * 1e6), ("boosted",))
+    assert len(asked) == 3
+    assert "boosted" in {c.family for c in found}
+    values = [c.value - (0.01 if c.family == "boosted" else 0.0) for c in found]
+    assert values == sorted(values, reverse=True)
+
+
 def test_extension_grows_where_the_reserve_hardly_notices() -> None:
     """Rates 0.5 against 0.3 with 9e5 reserved calls: cheap to grow; 0.01 against 0.002 at 2e4: not."""
     event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
@@ -106,6 +141,39 @@ def test_extension_grows_where_the_reserve_hardly_notices() -> None:
                           target=None)
         assert (extra > 0) is grows
         assert budget.development_calls + 2 * extra <= 0.25 * calls
+
+
+def test_extension_of_a_large_bound_costs_at_most_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rates 0.05 against 0.95 (a bound near ln 19 = 2.94): 0.5% of it is 0.015, the cap 0.005.
+
+    Without the cap the round grows further; with it, the growth it keeps costs the expected
+    bound at most 0.005.
+    """
+    import certify.blackbox._development as development
+    from certify.blackbox.events import expected_bound
+
+    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    rng = np.random.default_rng(1)
+    calls = 50_000
+    budget = plan_budget(calls, 1, 2, 0.1, 1)
+    dev_a = (rng.random((2 * budget.final, 1)) < 0.05).astype(np.float64)
+    dev_b = (rng.random((2 * budget.final, 1)) < 0.95).astype(np.float64)
+
+    def grown() -> int:
+        return extension(event, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
+                         target=None)
+
+    capped, cap = grown(), development.EXTEND_MAX_COST
+    monkeypatch.setattr(development, "EXTEND_MAX_COST", float("inf"))
+    uncapped = grown()
+    assert 0 < capped < uncapped
+    half = budget.final
+    at_plan, after = expected_bound(
+        event, dev_a[half:], dev_b[half:],
+        [(budget.reserved, budget.reserved), (budget.reserved - capped, budget.reserved - capped)],
+        alpha_per_rate=0.0152, delta=0.0, target=None,
+    )
+    assert at_plan > 2.5 and at_plan - after <= cap
 
 
 def test_rows_hold_every_round_in_order_and_grow_past_their_capacity() -> None:
