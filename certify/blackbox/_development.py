@@ -55,7 +55,6 @@ from certify.stats.tradeoff import Target
 
 __all__ = [
     "EXTEND_COST",
-    "EXTEND_MAX_COST",
     "EXTEND_MAX_SHARE",
     "FINALISTS",
     "DEV_VALUES_FROM",
@@ -106,14 +105,7 @@ call (2.4e6 calls), SparseVectorTechnique6's best pair certified 0.2725 at seed 
 
 EXTEND_COST: Final = 0.005
 """The chosen pair's round grows, on fresh calls, while taking those calls from the reserve
-costs its best event less than this share of its expected bound (and less than
-:data:`EXTEND_MAX_COST`)."""
-
-EXTEND_MAX_COST: Final = 0.005
-"""Most expected bound, in epsilon, that growing the chosen pair's round may cost. A share of a
-large bound is a large loss: at 4e7 calls NoisyHist2's bound near 10 gave up 0.05 for 3e6
-more development calls per input, and certified 9.864 at seed 0, against 9.913 when the
-growth was held to 0.01 and 10.020 without it."""
+costs its best event less than this share of its expected bound."""
 
 EXTEND_MAX_SHARE: Final = 0.25
 """Most of the budget that development may reach by growing the chosen pair's round."""
@@ -580,8 +572,8 @@ def extension(
 
     The round doubles (``final``, then ``2 final``, ``4 final`` more, ...) while taking all
     those calls from the reserve costs ``choice`` less than :data:`EXTEND_COST` of its expected
-    bound at the planned reserve, and less than :data:`EXTEND_MAX_COST`, judged on the half of
-    the development calls that chose its threshold; development may reach
+    bound at the planned reserve, judged on the half of the development calls that chose its
+    threshold; development may reach
     :data:`EXTEND_MAX_SHARE` of the budget, and one pair's outputs :func:`dev_values` numbers
     (the last doubling is cut to what these leave). Where
     the bound is set by the event (rare windows, small effects spread over many coordinates)
@@ -615,8 +607,7 @@ def extension(
     at_plan, after = values[0], values[1:]
     if not at_plan > 0.0:
         return 0
-    cost = min(EXTEND_COST * at_plan, EXTEND_MAX_COST)
-    cheap = [e for e, v in zip(sizes, after, strict=True) if at_plan - v <= cost]
+    cheap = [e for e, v in zip(sizes, after, strict=True) if at_plan - v <= EXTEND_COST * at_plan]
     return max(cheap, default=0)
 
 

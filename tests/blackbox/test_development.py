@@ -119,6 +119,7 @@ def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
     index = [(0, 1), (0, 2)]
     won, found, shown = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152)
     assert won == 1 and found is not None and not found[0].settled
+    assert [p for p, _, _ in shown] == [1, 0] and shown[0][1].family != "boosted"
     compared = [fams for _, fams in asked[:2]]
     assert all("boosted" not in fams and len(fams) == len(VALUE_FAMILIES) - 1 for fams in compared)
     # the third fit is the winner's (its input b is 0.6's), boosted trees only
@@ -141,39 +142,6 @@ def test_extension_grows_where_the_reserve_hardly_notices() -> None:
                           target=None)
         assert (extra > 0) is grows
         assert budget.development_calls + 2 * extra <= 0.25 * calls
-
-
-def test_extension_of_a_large_bound_costs_at_most_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rates 0.05 against 0.95 (a bound near ln 19 = 2.94): 0.5% of it is 0.015, the cap 0.005.
-
-    Without the cap the round grows further; with it, the growth it keeps costs the expected
-    bound at most 0.005.
-    """
-    import certify.blackbox._development as development
-    from certify.blackbox.events import expected_bound
-
-    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
-    rng = np.random.default_rng(1)
-    calls = 50_000
-    budget = plan_budget(calls, 1, 2, 0.1, 1)
-    dev_a = (rng.random((2 * budget.final, 1)) < 0.05).astype(np.float64)
-    dev_b = (rng.random((2 * budget.final, 1)) < 0.95).astype(np.float64)
-
-    def grown() -> int:
-        return extension(event, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
-                         target=None)
-
-    capped, cap = grown(), development.EXTEND_MAX_COST
-    monkeypatch.setattr(development, "EXTEND_MAX_COST", float("inf"))
-    uncapped = grown()
-    assert 0 < capped < uncapped
-    half = budget.final
-    at_plan, after = expected_bound(
-        event, dev_a[half:], dev_b[half:],
-        [(budget.reserved, budget.reserved), (budget.reserved - capped, budget.reserved - capped)],
-        alpha_per_rate=0.0152, delta=0.0, target=None,
-    )
-    assert at_plan > 2.5 and at_plan - after <= cap
 
 
 def test_rows_hold_every_round_in_order_and_grow_past_their_capacity() -> None:
