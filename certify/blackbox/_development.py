@@ -578,12 +578,9 @@ def extension(
     (the last doubling is cut to what these leave). Where
     the bound is set by the event (rare windows, small effects spread over many coordinates)
     rather than by the width of the reserved confidence bounds, development calls buy more
-    than reserved ones. A settled event (``choice.settled``: a histogram of few values, each
-    counted often) gets none: more calls would count the same cells again, and its bound only
-    loses what they take from the reserve.
+    than reserved ones. The cost is judged at the plug-in rates and again with any rate counted
+    zero times taken as zero; the growth must be cheap both ways.
     """
-    if choice.settled:
-        return 0
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     held = max(dev_a.shape[0], dev_b.shape[0])
     room = dev_values(calls) // (2 * max(width, 1)) - held
@@ -599,15 +596,21 @@ def extension(
         step *= 2
     if not sizes:
         return 0
-    values = expected_bound(
-        choice, dev_a[half_a:], dev_b[half_b:],
-        [(budget.reserved, budget.reserved)] + [(budget.reserved - e, budget.reserved - e) for e in sizes],
-        alpha_per_rate=alpha_per_rate, delta=delta, target=target,
-    )
-    at_plan, after = values[0], values[1:]
-    if not at_plan > 0.0:
-        return 0
-    cheap = [e for e, v in zip(sizes, after, strict=True) if at_plan - v <= EXTEND_COST * at_plan]
+    reserves = [(budget.reserved - e, budget.reserved - e) for e in (0, *sizes)]
+    cheap = set(sizes)
+    # judged twice: at the plug-in rates, and with a rate counted zero times taken as zero (an
+    # event an input never produced: its bound rests on the reserve's size, which every call
+    # taken from it lowers; at the plug-in rate of a zero count, 0.69 over the development
+    # rows, it would seem to rest on a count and hardly lose)
+    for zero_counts in (False, True):
+        values = expected_bound(
+            choice, dev_a[half_a:], dev_b[half_b:], reserves,
+            alpha_per_rate=alpha_per_rate, delta=delta, target=target, zero_counts=zero_counts,
+        )
+        at_plan, after = values[0], values[1:]
+        if not at_plan > 0.0:
+            return 0
+        cheap &= {e for e, v in zip(sizes, after, strict=True) if at_plan - v <= EXTEND_COST * at_plan}
     return max(cheap, default=0)
 
 

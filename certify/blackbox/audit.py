@@ -235,8 +235,7 @@ def audit_mechanism(
         calls, while reserving that many fewer calls costs its best event under 0.5% of its
         expected bound (``EXTEND_COST``), up to a quarter of the budget: calls go to
         development where the bound is set by the event, and stay in the reserve where it is set
-        by the width of the confidence bounds; never for a histogram of few values, each counted
-        often, which more calls cannot change.
+        by the width of the confidence bounds.
     backend : {"local", "dask"}, default "local"
         Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
         only counts travel back, and the certificate equals the local one.

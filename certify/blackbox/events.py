@@ -111,6 +111,8 @@ DEV_LEVEL: Final = 0.05
 
 _SCORED_ROWS: Final = 200_000
 _BOOSTED_MARGIN: Final = 0.01
+_NEVER_ROWS: Final = 1 << 53
+"""Rows a zero count is taken among where it stands for a rate of zero (:func:`expected_bound`)."""
 _AUC_ROWS: Final = 1 << 17
 """Development scores per input that the reported AUC is computed on (a description only, no
 part of any choice: to about 0.002 on this many calls, at a tenth of the sorting)."""
@@ -143,8 +145,8 @@ class Choice:
     label : str
         A short description (``"coordinate[2]"``, ``"histogram (37 values)"``).
     settled : bool, default False
-        Whether more development calls cannot change the event: a histogram of few values,
-        each counted often, whose cut was chosen among its few cuts on every development call.
+        Whether no other family was tried: a histogram of few values, each counted often, whose
+        likelihood-ratio events every other family's event coarsens.
     """
 
     family: str
@@ -457,11 +459,20 @@ def _event_value(
     delta: float,
     level: float,
     target: Target | None = None,
+    zero_counts: bool = False,
 ) -> float:
-    """:func:`pessimistic_bound` of one event's development error counts."""
+    """:func:`pessimistic_bound` of one event's development error counts.
+
+    ``zero_counts``: a count of zero is taken among :data:`_NEVER_ROWS` rows, a rate of zero
+    for all purposes.
+    """
+    rows = [
+        _NEVER_ROWS if zero_counts and e == 0 else n
+        for e, n in zip(errors, (out_a.shape[0], out_b.shape[0]), strict=True)
+    ]
     value = pessimistic_bound(
-        np.array([errors[0]], dtype=np.float64), out_a.shape[0],
-        np.array([errors[1]], dtype=np.float64), out_b.shape[0], reserved[0], reserved[1],
+        np.array([errors[0]], dtype=np.float64), rows[0],
+        np.array([errors[1]], dtype=np.float64), rows[1], reserved[0], reserved[1],
         alpha_per_rate, delta, dev_level=level, target=target,
     )
     return float(value[0])
@@ -477,6 +488,7 @@ def expected_bound(
     delta: float,
     target: Target | None = None,
     dev_level: float = 0.5,
+    zero_counts: bool = False,
 ) -> list[float]:
     """The bounds an event is expected to certify with each of several reserves, at its rates here.
 
@@ -485,7 +497,9 @@ def expected_bound(
     ``dev_level`` below 0.5 (an event seen a few times is then judged by what those few counts
     cannot exclude); the outputs are scored once for all reserve sizes. On calls that did not
     choose the event the value is free of the selection that made it look best where it was
-    chosen.
+    chosen. A rate counted zero times is, at level 0.5, the median rate of a zero count
+    (0.69 over the rows); with ``zero_counts`` it is zero: the event is judged as never
+    happening, and its bound rests on the reserve's size (a reserved count of zero).
 
     Examples
     --------
@@ -500,7 +514,7 @@ def expected_bound(
     """
     errors = event_errors(choice, out_a, out_b)
     return [
-        _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, dev_level, target)
+        _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, dev_level, target, zero_counts)
         for r in reserved
     ]
 
