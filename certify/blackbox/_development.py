@@ -573,9 +573,8 @@ def extension(
     The round doubles (``final``, then ``2 final``, ``4 final`` more, ...) while taking all
     those calls from the reserve costs ``choice`` less than :data:`EXTEND_COST` of its expected
     bound at the planned reserve, judged on the half of the development calls that chose its
-    threshold; development may reach
-    :data:`EXTEND_MAX_SHARE` of the budget, and one pair's outputs :func:`dev_values` numbers
-    (the last doubling is cut to what these leave). Where
+    threshold; development may reach :data:`EXTEND_MAX_SHARE` of the budget, and one pair's
+    outputs :func:`dev_values` numbers (the last doubling is cut to what these leave). Where
     the bound is set by the event (rare windows, small effects spread over many coordinates)
     rather than by the width of the reserved confidence bounds, development calls buy more
     than reserved ones. The cost is judged at the plug-in rates and again with any rate counted

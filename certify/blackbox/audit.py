@@ -233,9 +233,9 @@ def audit_mechanism(
         the race among the pairs the other half, or more, up to 30% of the budget, so that each
         input gets 10,000 calls in the first round. The chosen pair's round then grows, on fresh
         calls, while reserving that many fewer calls costs its best event under 0.5% of its
-        expected bound (``EXTEND_COST``), up to a quarter of the budget: calls go to
-        development where the bound is set by the event, and stay in the reserve where it is set
-        by the width of the confidence bounds.
+        expected bound (``EXTEND_COST``), up to a quarter of the budget: calls go to development
+        where the bound is set by the event, and stay in the reserve where it is set by the
+        width of the confidence bounds.
     backend : {"local", "dask"}, default "local"
         Where reserved calls run. ``"dask"`` splits them into seeded chunks on a Dask cluster;
         only counts travel back, and the certificate equals the local one.
