@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from numpy.typing import NDArray
@@ -144,34 +145,32 @@ def test_extension_grows_where_the_reserve_hardly_notices() -> None:
         assert budget.development_calls + 2 * extra <= 0.25 * calls
 
 
-def test_extension_judges_an_event_one_input_never_produced_by_its_reserve(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_extension_judges_a_value_one_input_never_produced_by_its_reserve() -> None:
     """Input a never outputs 1, input b half the time: the bound rests on a's reserve size.
 
-    At its plug-in rate (a zero count read as 0.69 over the development rows) taking calls
-    from the reserve seems nearly free and the round grows further; with the zero count read
-    as zero, what growth remains costs at most EXTEND_COST of the expected bound.
+    The event is a histogram of two values, each counted often (settled). At its plug-in rate
+    (a zero count read as 0.69 over the development rows) taking calls from the reserve seems
+    nearly free, and the same event, not settled, is grown; settled, the zero count is read as
+    zero, and what growth remains costs at most EXTEND_COST of the expected bound.
     """
     import certify.blackbox._development as development
     from certify.blackbox.events import expected_bound
 
-    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
     rng = np.random.default_rng(2)
     calls = 2_000_000
     budget = plan_budget(calls, 1, 2, 0.1, 1)
     dev_a = np.zeros((2 * budget.final, 1))
     dev_b = (rng.random((2 * budget.final, 1)) < 0.5).astype(np.float64)
+    event = choose_event(dev_a, dev_b, VALUE_FAMILIES, reserved_a=budget.reserved,
+                         reserved_b=budget.reserved, alpha_per_rate=0.0152, delta=0.0, seed=0)[0]
+    assert event.settled
 
-    def grown() -> int:
-        return extension(event, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
+    def grown(choice: Choice) -> int:
+        return extension(choice, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
                          target=None)
 
-    judged = grown()
-    monkeypatch.setattr(development, "expected_bound",
-                        lambda *a, **k: expected_bound(*a, **{**k, "zero_counts": False}))
-    plug_in_only = grown()
-    assert plug_in_only > judged
+    judged = grown(event)
+    assert grown(attrs.evolve(event, settled=False)) > judged
     half = budget.final
     at_plan, after = expected_bound(
         event, dev_a[half:], dev_b[half:],
