@@ -33,6 +33,11 @@ _Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
 """Development scores of input a and input b on two independent halves of the calls."""
 
 _MAX_KEYS: Final = 20_000
+_MIN_CELL_CALLS: Final = 4
+"""Fewest calls per cell, on average, of a histogram of binned coordinates: with fewer, most
+cells are seen once or twice and their ratios are noise (the cells of ten continuous coordinates
+are nearly all distinct). Four is the :data:`_MAX_KEYS` cells of the first ``2 * _MAX_KEYS``
+calls of each input."""
 _MAX_COORDINATES: Final = 64
 _BINS: Final = 128
 _CELL_BINS: Final = 32
@@ -71,9 +76,9 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     if len(edges) == fit_a.shape[1] and fit_a.shape[1] == 1:
         return None  # a single continuous coordinate: the binned family covers it
     probe = HistogramScore([[0.0] * fit_a.shape[1]], [0.0], 0.0, edges)
-    if edges:  # binned cells that already outnumber the keys on a few rows: too sparse
+    if edges:  # binned cells counted fewer than _MIN_CELL_CALLS times each on a few rows: too sparse
         head = np.concatenate([_row_hashes(probe.cells(x[: 2 * _MAX_KEYS])) for x in (fit_a, fit_b)])
-        if np.unique(head).size > _MAX_KEYS:
+        if np.unique(head).size > min(_MAX_KEYS, head.size // _MIN_CELL_CALLS):
             return None
     cells_a, cells_b = probe.cells(fit_a), probe.cells(fit_b)
     # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by

@@ -99,3 +99,24 @@ def test_few_bins_of_many_coordinates_are_not_judged_at_the_relaxed_level() -> N
         )
         assert len(choices) == 10
         assert max(c.value for c in choices) == 0.0
+
+
+def test_a_histogram_of_binned_cells_seen_about_once_is_not_fitted() -> None:
+    """Cells of binned coordinates counted fewer than four times each, on average, give no histogram.
+
+    Three continuous coordinates cut into 32 bins each make 32,768 cells: 3,000 calls per input
+    fall into nearly as many distinct cells, each seen once, whose ratios are noise. One
+    continuous coordinate beside a flag makes 64 cells, each counted about a hundred times on
+    the same calls, and is kept.
+    """
+    from certify.blackbox._fits import _histogram
+    from certify.protocol.scores import HistogramScore
+
+    rng = np.random.default_rng(1)
+    sparse_a, sparse_b = rng.normal(0.0, 1.0, (3000, 3)), rng.normal(0.5, 1.0, (3000, 3))
+    assert _histogram(sparse_a, sparse_b) is None
+    flag_a = np.column_stack([rng.normal(0.0, 1.0, 3000), rng.random(3000) < 0.3])
+    flag_b = np.column_stack([rng.normal(0.5, 1.0, 3000), rng.random(3000) < 0.6])
+    kept = _histogram(flag_a.astype(np.float64), flag_b.astype(np.float64))
+    assert kept is not None and kept[1].endswith("binned)")
+    assert isinstance(kept[0], HistogramScore) and len(kept[0].keys) <= 64
