@@ -66,7 +66,10 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
 
     Continuous coordinates of mixed outputs (released noisy values beside flags, say) are cut
     at pooled quantiles into at most :data:`_CELL_BINS` bins. The most frequent values are kept
-    when there are very many.
+    when there are very many. None where the values are too sparse to estimate ratios: binned
+    cells counted fewer than :data:`_MIN_CELL_CALLS` times each on average, or discrete values
+    of which those counted that often hold less than half of the calls (twenty randomized bits
+    take a value per call; a few frequent values beside a tail of rare ones are kept).
     """
     edges: list[tuple[int, list[float]]] = []
     for j in range(fit_a.shape[1]):
@@ -88,6 +91,8 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
         return_inverse=True, return_counts=True,
     )
     inverse = inverse.reshape(-1)
+    if not edges and counts[counts >= _MIN_CELL_CALLS].sum() < 0.5 * counts.sum():
+        return None  # most calls hold a value seen fewer than _MIN_CELL_CALLS times: noise
     if first.size > _MAX_KEYS:
         if edges:
             return None  # too many cells of binned coordinates: too sparse to estimate ratios

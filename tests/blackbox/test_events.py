@@ -120,3 +120,25 @@ def test_a_histogram_of_binned_cells_seen_about_once_is_not_fitted() -> None:
     kept = _histogram(flag_a.astype(np.float64), flag_b.astype(np.float64))
     assert kept is not None and kept[1].endswith("binned)")
     assert isinstance(kept[0], HistogramScore) and len(kept[0].keys) <= 64
+
+
+def test_a_histogram_of_discrete_values_seen_about_once_is_not_fitted() -> None:
+    """Twenty random bits take a value per call: no histogram; a few frequent values beside rare ones: kept.
+
+    On 5,000 calls per input, 2^20 equally likely values are nearly all distinct. Where 70% of
+    the calls take one of four values and the rest a value of their own, the four are counted
+    hundreds of times and the histogram is kept.
+    """
+    from certify.blackbox._fits import _histogram
+
+    rng = np.random.default_rng(2)
+    bits_a = (rng.random((5000, 20)) < 0.5).astype(np.float64)
+    bits_b = (rng.random((5000, 20)) < 0.55).astype(np.float64)
+    assert _histogram(bits_a, bits_b) is None
+
+    def headed(p: float) -> np.ndarray:
+        out = np.where(rng.random(5000) < 0.7, rng.integers(0, 4, 5000), rng.integers(10, 10**9, 5000))
+        return np.column_stack([out, rng.random(5000) < p]).astype(np.float64)
+
+    kept = _histogram(headed(0.3), headed(0.6))
+    assert kept is not None and kept[1].startswith("histogram")
