@@ -25,6 +25,7 @@ def test_a_histogram_of_mostly_unseen_values_is_not_judged_in_sample() -> None:
     separating the two inputs perfectly on development calls (AUC 1, a predicted bound of about
     7 where the true epsilon is 1). Judged on calls it was not fitted on, no event of the
     development choice may predict much more than the truth: the best value stays below 1.5.
+    Nearly every call here holds a value of its own, so no histogram is fitted at all.
     """
     rng = np.random.default_rng(0)
     dev_a, dev_b = _noisy_counts(rng, 180.0, 5000), _noisy_counts(rng, 181.0, 5000)
@@ -35,8 +36,7 @@ def test_a_histogram_of_mostly_unseen_values_is_not_judged_in_sample() -> None:
     best = choices[0]
     assert best.value < 1.5
     assert best.auc < 0.9
-    histograms = [c for c in choices if c.family == "histogram"]
-    assert all(c.auc < 0.9 for c in histograms)
+    assert "histogram" not in {c.family for c in choices}
 
 
 def test_cross_fitted_linear_scores_do_not_flatter_noise() -> None:
