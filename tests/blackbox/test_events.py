@@ -142,3 +142,26 @@ def test_a_histogram_of_discrete_values_seen_about_once_is_not_fitted() -> None:
 
     kept = _histogram(headed(0.3), headed(0.6))
     assert kept is not None and kept[1].startswith("histogram")
+
+
+def test_a_histogram_of_few_values_counted_rarely_is_not_refitted_in_sample() -> None:
+    """Thirty equally likely values under both inputs, 240 calls each: the development AUC stays near 1/2.
+
+    Each value is counted about 16 times over all development calls: few enough distinct scores
+    for the histogram to be refitted on all of them, too few counts for that refit to be
+    anything but each call scoring its own count (in sample). The refit is refused, and the
+    event is judged on calls the histogram was not fitted on. Over seeds 0-9 the mean AUC is
+    0.525 (seed-to-seed spread 0.026); refitted in sample it is 0.636, at every seed above 0.61.
+    """
+    aucs = []
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        dev_a = rng.integers(0, 30, (240, 1)).astype(np.float64)
+        dev_b = rng.integers(0, 30, (240, 1)).astype(np.float64)
+        choices = choose_event(
+            dev_a, dev_b, ["histogram"], reserved_a=40_000, reserved_b=40_000,
+            alpha_per_rate=rate_level(0.03), delta=0.0, seed=0,
+        )
+        assert [c.family for c in choices] == ["histogram"]
+        aucs.append(choices[0].auc)
+    assert float(np.mean(aucs)) < 0.58
