@@ -34,10 +34,11 @@ _Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
 
 _MAX_KEYS: Final = 20_000
 _MIN_CELL_CALLS: Final = 4
-"""Fewest calls per cell, on average, of a histogram of binned coordinates: with fewer, most
-cells are seen once or twice and their ratios are noise (the cells of ten continuous coordinates
-are nearly all distinct). Four is the :data:`_MAX_KEYS` cells of the first ``2 * _MAX_KEYS``
-calls of each input."""
+"""Fewest calls per cell, on average, of a histogram of binned coordinates, and the count a
+discrete value needs to be counted often (values counted so must hold half of the calls): with
+fewer, most cells are seen once or twice and their ratios are noise (the cells of ten continuous
+coordinates are nearly all distinct, as are twenty randomized bits). Four is the
+:data:`_MAX_KEYS` cells of the first ``2 * _MAX_KEYS`` calls of each input."""
 _MAX_COORDINATES: Final = 64
 _BINS: Final = 128
 _CELL_BINS: Final = 32
