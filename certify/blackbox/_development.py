@@ -597,6 +597,7 @@ def extension(
     if not sizes:
         return 0
     reserves = [(budget.reserved - e, budget.reserved - e) for e in (0, *sizes)]
+    errors = event_errors(choice, dev_a[half_a:], dev_b[half_b:])  # scored once for both readings
     cheap = set(sizes)
     # a settled histogram's values are each counted often, so a value one input never produced
     # is one it (nearly) never produces: its bound rests on the reserve's size, which every call
@@ -608,6 +609,7 @@ def extension(
         values = expected_bound(
             choice, dev_a[half_a:], dev_b[half_b:], reserves,
             alpha_per_rate=alpha_per_rate, delta=delta, target=target, zero_counts=zero_counts,
+            errors=errors,
         )
         at_plan, after = values[0], values[1:]
         if not at_plan > 0.0:

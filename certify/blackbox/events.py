@@ -489,6 +489,7 @@ def expected_bound(
     target: Target | None = None,
     dev_level: float = 0.5,
     zero_counts: bool = False,
+    errors: tuple[int, int] | None = None,
 ) -> list[float]:
     """The bounds an event is expected to certify with each of several reserves, at its rates here.
 
@@ -500,6 +501,8 @@ def expected_bound(
     chosen. A rate counted zero times is, at level 0.5, the median rate of a zero count
     (0.69 over the rows); with ``zero_counts`` it is zero: the event is judged as never
     happening, and its bound rests on the reserve's size (a reserved count of zero).
+    ``errors``: the event's error counts on these outputs (:func:`event_errors`), where the
+    caller has them already; the outputs are then not scored again.
 
     Examples
     --------
@@ -512,7 +515,8 @@ def expected_bound(
     >>> bool(0 < few < many)
     True
     """
-    errors = event_errors(choice, out_a, out_b)
+    if errors is None:
+        errors = event_errors(choice, out_a, out_b)
     return [
         _event_value(errors, out_a, out_b, r, alpha_per_rate, delta, dev_level, target, zero_counts)
         for r in reserved
