@@ -448,3 +448,24 @@ def test_select_rejects_folds_that_are_not_an_integer_or_auto() -> None:
     for folds in ("five", 1):
         with suppress_type_checks(), pytest.raises(ParameterError, match="folds must be an integer >= 2"):
             FixedTest.select("certify", split.development, pair, plan=plan, folds=folds)  # type: ignore[arg-type]
+
+
+def test_difference_and_laplace_scores_equal_their_formulas_bit_for_bit() -> None:
+    """The in-place forms give the formulas' exact bits (zeros of both signs, ties at the centres)."""
+    from certify.protocol.scores import DifferenceScore
+
+    rng = np.random.default_rng(3)
+    X = rng.laplace(size=(2000, 6))
+    X[::7, 2] = -0.0
+    X[::11, 0] = 0.0
+    X[::13, 4] = X[::13, 3]
+    steps = DifferenceScore.steps(X)
+    assert steps.tobytes() == np.diff(X, axis=1, prepend=0.0).tobytes()
+    a, b, s = rng.normal(size=6), rng.normal(size=6), rng.uniform(0.5, 2.0, size=6)
+    X[::5, 1] = a[1]  # rows on a clipping edge
+    model = LaplaceScore(a, b, s)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    formula = (np.sign(b - a) * (2.0 * np.clip(X, low, high) - (low + high))) @ (1.0 / s)
+    assert model.score(X).tobytes() == formula.tobytes()
+    one = X[:, :1]
+    assert DifferenceScore.steps(one).tobytes() == one.tobytes()

@@ -447,7 +447,13 @@ class LaplaceScore:
         # threshold there (a score that read the low bits of x would test the floating-point
         # representation of the outputs, not their law)
         sign = np.sign(b - a)
-        terms = sign * (2.0 * np.clip(X, low, high) - (low + high))
+        # in place on one temporary (the same operations, in the same order, as
+        # sign * (2 clip(x) - (low + high))): a fresh array per step cost a fifth of the time
+        terms = np.maximum(X, low)
+        np.minimum(terms, high, out=terms)
+        terms *= 2.0
+        terms -= low + high
+        terms *= sign
         out: NDArray[np.float64] = terms @ (1.0 / np.asarray(self.scale))
         return out
 
@@ -586,7 +592,12 @@ class DifferenceScore:
     @staticmethod
     def steps(X: NDArray[np.float64]) -> NDArray[np.float64]:
         """``(x_0, x_1 - x_0, ..., x_{k-1} - x_{k-2})`` of every row."""
-        out: NDArray[np.float64] = np.diff(X, axis=1, prepend=0.0)
+        # the differences written into one array: np.diff with prepend=0.0 first copies the
+        # rows beside a column of zeros, and took over three times as long (x_0 - 0.0 is x_0)
+        X = np.asarray(X, dtype=np.float64)
+        out = np.empty(X.shape, dtype=np.float64)
+        out[:, :1] = X[:, :1]
+        np.subtract(X[:, 1:], X[:, :-1], out=out[:, 1:])
         return out
 
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
