@@ -469,3 +469,13 @@ def test_difference_and_laplace_scores_equal_their_formulas_bit_for_bit() -> Non
     assert model.score(X).tobytes() == formula.tobytes()
     one = X[:, :1]
     assert DifferenceScore.steps(one).tobytes() == one.tobytes()
+
+
+def test_scores_refuse_rows_that_are_not_a_matrix() -> None:
+    """A 1-D array of outputs gets a DataError naming its shape, not numpy's IndexError."""
+    from certify.errors import DataError
+    from certify.protocol.scores import DifferenceScore
+
+    for model in (LinearScore([1.0, 2.0], 0.0), DifferenceScore(LaplaceScore([0, 0], [1, 1], [1, 1]))):
+        with pytest.raises(DataError, match=r"got shape \(2,\)"):
+            model.score(np.zeros(2))

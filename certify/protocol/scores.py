@@ -67,11 +67,7 @@ class LinearScore:
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Scores of the rows of ``X``."""
         coef: NDArray[np.float64] = np.asarray(self.coef, dtype=np.float64)
-        if X.shape[1] != coef.shape[0]:
-            raise DataError(
-                f"rows must have dimension {coef.shape[0]} to be scored by this test; got "
-                f"{X.shape[1]}."
-            )
+        _check_dimension(X, coef.shape[0])
         out: NDArray[np.float64] = X @ coef + self.intercept
         return out
 
@@ -595,6 +591,8 @@ class DifferenceScore:
         # the differences written into one array: np.diff with prepend=0.0 first copies the
         # rows beside a column of zeros, and took over three times as long (x_0 - 0.0 is x_0)
         X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise DataError(f"rows to be scored must form a 2-D array; got shape {X.shape}.")
         out = np.empty(X.shape, dtype=np.float64)
         out[:, :1] = X[:, :1]
         np.subtract(X[:, 1:], X[:, :-1], out=out[:, 1:])
