@@ -28,6 +28,7 @@ would put those constants and the plan they tie together in two places.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final, final
@@ -838,11 +839,11 @@ def develop(
 
     def choose_for(
         dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
-        reserved: int, alpha: float, dev_level: float,
+        reserved: int, alpha: float, dev_level: float, per_family: bool = False,
     ) -> list[Choice]:
         return choose_event(
             dev_a, dev_b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
-            delta=delta, seed=seed, target=target, dev_level=dev_level,
+            delta=delta, seed=seed, target=target, dev_level=dev_level, per_family=per_family,
         )
 
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)
@@ -852,9 +853,11 @@ def develop(
     # stage by stage instead, the race's buffers, freed into the heap when the final round's
     # larger ones replaced them, raised OneTimeRappor's peak at 1e7 calls from 484 to 514 MB.
     capacity = sum(budget.screening) // 2 + max(budget.final, dev_values(calls) // (2 * width))
+    # a screening round values each family's best event alone (SCREEN_FAMILIES of them)
     raced_out = race(
-        index, budget, draw, choose_for, cheap, alpha_per_rate=alpha_per_rate, delta=delta,
-        target=target, note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
+        index, budget, draw, functools.partial(choose_for, per_family=True), cheap,
+        alpha_per_rate=alpha_per_rate, delta=delta, target=target,
+        note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
     )
     shown, per_input, spent = raced_out.shown, raced_out.per_input, raced_out.spent
     finalists = raced_out.finalists[:FINALISTS]

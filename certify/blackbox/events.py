@@ -319,6 +319,7 @@ def choose_event(
     seed: int,
     target: Target | None = None,
     dev_level: float = DEV_LEVEL,
+    per_family: bool = False,
 ) -> list[Choice]:
     """Every family's best event for one input pair, best first.
 
@@ -344,6 +345,11 @@ def choose_event(
         Level of the pessimistic development rates that rank thresholds
         (:func:`~certify.protocol.criterion.robust_cut`); 0.5 ranks by plug-in rates, still
         required to hold on both quarters.
+    per_family : bool, default False
+        Return only each family's best event (a family of one score per coordinate offers one
+        per coordinate), the first of those :func:`ranked` would put first. The rest are still
+        searched; their AUCs, each a sort of up to :data:`_AUC_ROWS` scores per input, are not
+        computed.
 
     Returns
     -------
@@ -367,6 +373,8 @@ def choose_event(
         ]
     for family in families:
         found_halves: list[tuple[ScoreModel, str, _Halves | None]]
+        best: tuple[tuple[float, float], ScoreModel, int, float, str, NDArray[np.float64],
+                    NDArray[np.float64]] | None = None
         if family == "blocks":
             blocks = _blocks_cross_fitted((fit_a, fit_b), (sel_a, sel_b), seed)
             found_halves = [] if blocks is None else [blocks]
@@ -414,6 +422,13 @@ def choose_event(
             )
             if not math.isfinite(threshold):
                 continue
+            if not per_family:
+                auc = _development_auc(orientation, s0, s1)
+                choices.append(Choice(family, model, orientation, threshold, value, plug_in, auc, label))
+            elif best is None or (value, plug_in) > best[0]:  # the first of the largest, as ranked
+                best = ((value, plug_in), model, orientation, threshold, label, s0, s1)
+        if best is not None:
+            (value, plug_in), model, orientation, threshold, label, s0, s1 = best
             auc = _development_auc(orientation, s0, s1)
             choices.append(Choice(family, model, orientation, threshold, value, plug_in, auc, label))
     return ranked(choices, families)

@@ -165,3 +165,32 @@ def test_a_histogram_of_few_values_counted_rarely_is_not_refitted_in_sample() ->
         assert [c.family for c in choices] == ["histogram"]
         aucs.append(choices[0].auc)
     assert float(np.mean(aucs)) < 0.58
+
+
+def test_per_family_keeps_the_first_best_event_of_each_family() -> None:
+    """``per_family`` returns each family's first event in the full ranking, AUC included.
+
+    Coordinates 1 and 3 are one shifted coordinate twice, so their events tie exactly: the full
+    ranking keeps coordinate 1 first (family order, then coordinate order), and so must the
+    per-family choice, with the same threshold, values and AUC.
+    """
+    rng = np.random.default_rng(5)
+
+    def outputs(shift: float, n: int) -> np.ndarray:
+        x = rng.laplace(0.0, 1.0, (n, 4))
+        x[:, 1] += shift
+        x[:, 3] = x[:, 1]
+        out: np.ndarray = x
+        return out
+
+    dev_a, dev_b = outputs(0.0, 6000), outputs(0.7, 6000)
+    families = ["coordinate", "binned", "laplace", "product", "linear"]
+    kwargs = dict(reserved_a=200_000, reserved_b=200_000, alpha_per_rate=rate_level(0.05), delta=0.0,
+                  seed=0, dev_level=0.25)
+    full = choose_event(dev_a, dev_b, families, **kwargs)  # type: ignore[arg-type]
+    short = choose_event(dev_a, dev_b, families, per_family=True, **kwargs)  # type: ignore[arg-type]
+    firsts = [c for i, c in enumerate(full) if c.family not in {d.family for d in full[:i]}]
+    assert short == firsts
+    assert [c.label for c in full if c.family == "coordinate"][:2] == ["coordinate[1]", "coordinate[3]"]
+    assert len(full) > len(short) == len({c.family for c in full})
+
