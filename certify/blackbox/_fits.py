@@ -50,6 +50,7 @@ _DEPENDENCE_SDS: Final = 5.0
 _DEPENDENCE_ROWS: Final = 200_000
 _DEPENDENCE_CHUNK: Final = 1 << 15
 _ATOM_SHARE: Final = 0.01
+_SQUARES_CHUNK: Final = 1 << 16
 
 
 def _log_ratio(
@@ -240,6 +241,53 @@ def _subsample(x: NDArray[np.float64], rows: int) -> NDArray[np.float64]:
     return x[:rows]
 
 
+def _standardize(X: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Centre and scale the columns of ``X`` in place; their means and scales.
+
+    The statistics and the scaled rows are scikit-learn's ``StandardScaler`` ones, bit for bit
+    on finite rows: the corrected two-pass variance, and a scale of 1 for a column it cannot
+    tell from a constant (checked against scikit-learn 1.9). They are computed without its
+    temporaries of the whole matrix (a mask of missing values, a centred copy), whose fresh
+    pages cost more than the arithmetic: 0.87 s against 0.10 s of CPU on two million rows of
+    five coordinates, each in a fresh process.
+    """
+    n, k = X.shape
+    count = np.full(k, float(n))
+    total = X.sum(axis=0)
+    mean = (np.zeros(k) + total) / count
+    X -= mean
+    correction = X.sum(axis=0)
+    variance = (_square_sums(X) - correction**2 / count) / count
+    eps = np.finfo(np.float64).eps
+    constant = variance <= n * eps * variance + (n * mean * eps) ** 2
+    scale = np.sqrt(variance)
+    scale[constant] = 1.0
+    X /= scale
+    return mean, scale
+
+
+def _square_sums(X: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``np.square(X).sum(axis=0)`` to the last bit, squaring a chunk of rows at a time.
+
+    numpy sums the rows of a C-ordered matrix of two columns or more one after the other, so the
+    running sum is carried as the first row of each chunk; one column is summed pairwise, whole.
+    """
+    n, k = X.shape
+    if k == 1 or n <= _SQUARES_CHUNK:
+        out: NDArray[np.float64] = np.square(X).sum(axis=0)
+        return out
+    X = np.ascontiguousarray(X)
+    buffer = np.empty((_SQUARES_CHUNK + 1, k))
+    np.square(X[:_SQUARES_CHUNK], out=buffer[:_SQUARES_CHUNK])
+    total: NDArray[np.float64] = buffer[:_SQUARES_CHUNK].sum(axis=0)
+    for start in range(_SQUARES_CHUNK, n, _SQUARES_CHUNK):
+        part = X[start : start + _SQUARES_CHUNK]
+        buffer[0] = total
+        np.square(part, out=buffer[1 : part.shape[0] + 1])
+        total = buffer[: part.shape[0] + 1].sum(axis=0)
+    return total
+
+
 def _sklearn_model(
     family: str, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
 ) -> tuple[ScoreModel, str] | None:
@@ -258,11 +306,8 @@ def _sklearn_model(
         est: Any = LinearDiscriminant("ledoit_wolf")
     elif family == "logistic":
         from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
 
-        # scaled in place: the stacked rows are this fit's own copy
-        est = make_pipeline(StandardScaler(copy=False), LogisticRegression(C=1.0, max_iter=1000))
+        est = LogisticRegression(C=1.0, max_iter=1000)
     else:
         from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -272,19 +317,19 @@ def _sklearn_model(
         )
     if family == "linear":  # fitted on the two classes' rows as they are, no stacked copy
         est.fit_classes(xa, xb)
-    else:
-        X = np.vstack([xa, xb])
-        y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
-        est.fit(X, y)
-        del X
-    if family == "linear":
         coef = np.asarray(est.coef_, dtype=np.float64).reshape(-1)
         return LinearScore(coef.tolist(), float(np.asarray(est.intercept_).reshape(-1)[0])), "linear"
-    if family == "logistic":
-        scaler, logistic = est[0], est[1]
-        coef = np.asarray(logistic.coef_, dtype=np.float64).reshape(-1) / scaler.scale_
-        intercept = float(logistic.intercept_[0]) - float(coef @ scaler.mean_)
+    X = np.vstack([xa, xb])
+    y = np.concatenate([np.zeros(xa.shape[0], np.int64), np.ones(xb.shape[0], np.int64)])
+    if family == "logistic":  # standardized in place: the stacked rows are this fit's own copy
+        mean, scale = _standardize(X)
+        est.fit(X, y)
+        del X
+        coef = np.asarray(est.coef_, dtype=np.float64).reshape(-1) / scale
+        intercept = float(est.intercept_[0]) - float(coef @ mean)
         return LinearScore(coef.tolist(), intercept), "logistic"
+    est.fit(X, y)
+    del X
     return SkopsScore.from_estimator(est, "decision_function"), "boosted"
 
 

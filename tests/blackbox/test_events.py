@@ -194,3 +194,31 @@ def test_per_family_keeps_the_first_best_event_of_each_family() -> None:
     assert [c.label for c in full if c.family == "coordinate"][:2] == ["coordinate[1]", "coordinate[3]"]
     assert len(full) > len(short) == len({c.family for c in full})
 
+
+def test_logistic_standardization_is_scikit_learns() -> None:
+    """The in-place standardization of the logistic fit gives StandardScaler's means, scales and rows.
+
+    Columns of very different scales and offsets, one constant (its scale must be 1, not a
+    rounding residue) and one of integers, on one chunk and on several (the running sum of
+    squares carried across chunks): agreement to 1e-12 relative, where a sum of squares not
+    carried across chunks or a constant column left at its rounding residue is off by far more.
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    from certify.blackbox._fits import _SQUARES_CHUNK, _standardize
+
+    rng = np.random.default_rng(2)
+    for n, k in ((1000, 1), (1000, 5), (3 * _SQUARES_CHUNK + 7, 5), (3 * _SQUARES_CHUNK + 7, 1)):
+        x = rng.laplace(size=(n, k)) * rng.uniform(0.1, 1e3, k) + rng.normal(1e4, 100, k)
+        if k > 1:
+            x[:, 1] = 3.0
+            x[:, 3] = np.round(x[:, 3])
+        expected = x.copy()
+        scaler = StandardScaler(copy=False).fit(expected)
+        expected = scaler.transform(expected)
+        mean, scale = _standardize(x)
+        np.testing.assert_allclose(mean, scaler.mean_, rtol=1e-12)
+        np.testing.assert_allclose(scale, scaler.scale_, rtol=1e-12)
+        np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-12)
+        if k > 1:
+            assert scale[1] == 1.0
