@@ -40,8 +40,9 @@ thresholds does not reward a chance tail.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, Literal, TypeAlias, cast, final
 
 import attrs
@@ -66,6 +67,7 @@ from certify.protocol.criterion import (
     best_cut,
     pessimistic_bound,
     robust_cut,
+    robust_cuts,
 )
 from certify.protocol.scores import (
     BinnedScore,
@@ -114,6 +116,10 @@ _BOOSTED_MARGIN: Final = 0.01
 _NEVER_ROWS: Final = 1 << 53
 """Rows a zero count is taken among where it stands for a rate of zero (:func:`expected_bound`)."""
 _AUC_ROWS: Final = 1 << 17
+_BATCH_SCORES: Final = 1 << 21
+"""Most development scores whose cuts one search judges together (:func:`robust_cuts`): the
+scores of several coordinates searched at once cost one pass of the search's array operations
+instead of one per coordinate, and at most a few dozen MB held at once."""
 """Development scores per input that the reported AUC is computed on (a description only, no
 part of any choice: to about 0.002 on this many calls, at a tenth of the sorting)."""
 _WELL_COUNTED: Final = 20
@@ -307,6 +313,52 @@ def _well_estimated(
     return bool(counts[counts >= _WELL_COUNTED].sum() >= 0.99 * counts.sum())
 
 
+_Scored: TypeAlias = tuple[ScoreModel, str, _Halves, NDArray[np.float64], NDArray[np.float64]]
+"""A score, its label, its development scores as the halves that judge its cuts, and all of them
+per input."""
+
+
+def _scored(
+    family: Family,
+    model: ScoreModel,
+    label: str,
+    given: _Halves | None,
+    dev_a: NDArray[np.float64],
+    dev_b: NDArray[np.float64],
+    sel_a: NDArray[np.float64],
+    sel_b: NDArray[np.float64],
+) -> _Scored:
+    """A fitted score's development scores, as :func:`choose_event` judges its cuts."""
+    if given is not None:  # cross-fitted: every call scored by the fit on the other half
+        return model, label, given, np.concatenate([h[0] for h in given]), np.concatenate(
+            [h[1] for h in given]
+        )
+    if family == "coordinate":
+        # a coordinate is its own score, fitted on nothing: every development call judges its
+        # cut, each half on its own
+        s0, s1 = model.score(dev_a), model.score(dev_b)
+        half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+        return model, label, [(s0[:half_a], s1[:half_b]), (s0[half_a:], s1[half_b:])], s0, s1
+    rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
+    s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
+    if family in ("product", "histogram") and _few_values(s0, s1):
+        # a coarse partition of the outputs (few distinct scores): few events to choose from, so
+        # every development call can estimate the ratios; the cut is still judged on two
+        # independent halves
+        refit = _refit(model, dev_a, dev_b)
+        if refit is not None:
+            model = refit
+            s0, s1 = model.score(dev_a), model.score(dev_b)
+    m0, m1 = s0.size // 2, s1.size // 2
+    return model, label, [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])], s0, s1
+
+
+def _batches(scored: Iterator[_Scored], size: int) -> Iterator[list[_Scored]]:
+    """The scores in order, ``size`` at a time (each scored only when its batch is taken)."""
+    while batch := list(itertools.islice(scored, size)):
+        yield batch
+
+
 def choose_event(
     dev_a: NDArray[np.float64],
     dev_b: NDArray[np.float64],
@@ -389,44 +441,31 @@ def choose_event(
         else:
             found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
             found_halves = [(model, label, None) for model, label in found]
-        for model, label, given in found_halves:
-            if given is not None:
-                halves = given
-                s0 = np.concatenate([h[0] for h in halves])
-                s1 = np.concatenate([h[1] for h in halves])
-            elif family == "coordinate":
-                # a coordinate is its own score, fitted on nothing: every development call
-                # judges its cut, each half on its own
-                s0, s1 = model.score(dev_a), model.score(dev_b)
-                halves = [(s0[:half_a], s1[:half_b]), (s0[half_a:], s1[half_b:])]
-            else:
-                rows = _SCORED_ROWS if family == "boosted" else sel_a.shape[0] + sel_b.shape[0]
-                s0, s1 = model.score(sel_a[:rows]), model.score(sel_b[:rows])
-                if family in ("product", "histogram") and _few_values(s0, s1):
-                    # a coarse partition of the outputs (few distinct scores): few events to
-                    # choose from, so every development call can estimate the ratios; the cut
-                    # is still judged on two independent halves
-                    refit = _refit(model, dev_a, dev_b)
-                    if refit is not None:
-                        model = refit
-                        s0, s1 = model.score(dev_a), model.score(dev_b)
-                m0, m1 = s0.size // 2, s1.size // 2
-                halves = [(s0[:m0], s1[:m1]), (s0[m0:], s1[m1:])]
-            # a score per coordinate: each coordinate's cuts are searched, so few cuts of one
-            # are not few events
-            orientation, threshold, value, plug_in = robust_cut(
-                halves, reserved_a, reserved_b, alpha_per_rate, delta, dev_level=dev_level,
-                candidates=(len(found_halves) if family in ("coordinate", "binned", *FLOAT_FAMILIES)
-                            else 1),
-                target=target,
+        scored = (
+            _scored(family, model, label, given, dev_a, dev_b, sel_a, sel_b)
+            for model, label, given in found_halves
+        )
+        # a score per coordinate: each coordinate's cuts are searched, so few cuts of one are not
+        # few events
+        many = len(found_halves) if family in ("coordinate", "binned", *FLOAT_FAMILIES) else 1
+        # as many scores as keep their development scores under _BATCH_SCORES (or one)
+        for batch in _batches(scored, max(_BATCH_SCORES // (dev_a.shape[0] + dev_b.shape[0]), 1)):
+            cuts = robust_cuts(
+                [halves for _, _, halves, _, _ in batch], reserved_a, reserved_b, alpha_per_rate,
+                delta, dev_level=dev_level, candidates=many, target=target,
             )
-            if not math.isfinite(threshold):
-                continue
-            if not per_family:
-                auc = _development_auc(orientation, s0, s1)
-                choices.append(Choice(family, model, orientation, threshold, value, plug_in, auc, label))
-            elif best is None or (value, plug_in) > best[0]:  # the first of the largest, as ranked
-                best = ((value, plug_in), model, orientation, threshold, label, s0, s1)
+            for (model, label, _, s0, s1), (orientation, threshold, value, plug_in) in zip(
+                batch, cuts, strict=True
+            ):
+                if not math.isfinite(threshold):
+                    continue
+                if not per_family:
+                    auc = _development_auc(orientation, s0, s1)
+                    choices.append(
+                        Choice(family, model, orientation, threshold, value, plug_in, auc, label)
+                    )
+                elif best is None or (value, plug_in) > best[0]:  # the first of the largest, as ranked
+                    best = ((value, plug_in), model, orientation, threshold, label, s0, s1)
         if best is not None:
             (value, plug_in), model, orientation, threshold, label, s0, s1 = best
             auc = _development_auc(orientation, s0, s1)

@@ -11,12 +11,13 @@ threshold; above :data:`EXACT_LIMIT` entries a quadrature of the same expectatio
 to at most :data:`MAX_CUTS` candidate thresholds, denser in both tails. Choosing a threshold
 this way is then ``O(n log n)`` in the development scores. Most of the remaining cost is
 inverse incomplete beta functions (microseconds each); the searches over thresholds
-(:func:`robust_cut`, :func:`best_cut`, :func:`max_bound_cut`) first bound the criterion of
-each threshold from a Cornish-Fisher approximation of the beta quantile with a tested error
-bound, and compute it exactly only for the thresholds whose upper bound reaches the best
-lower bound, so they choose exactly as a search computing it everywhere. The criterion only
-ranks choices made before evaluation: any fixed threshold gives a valid certificate, so an
-approximation here can cost power, never validity.
+(:func:`robust_cut`, :func:`robust_cuts` for several scores at once, :func:`best_cut`,
+:func:`max_bound_cut`) first bound the criterion of each threshold from a Cornish-Fisher
+approximation of the beta quantile with a tested error bound, and compute it exactly only
+for the thresholds whose upper bound reaches the best lower bound, so they choose exactly as a
+search computing it everywhere. The criterion only ranks choices made before evaluation: any
+fixed threshold gives a valid certificate, so an approximation here can cost power, never
+validity.
 
 One module, though long: the expected bound, its pessimistic variant and the three searches
 share the private tables of Clopper-Pearson bounds, quadrature nodes and the Cornish-Fisher
@@ -760,49 +761,98 @@ def robust_cut(
     >>> robust_cut([h, h], 100, 100, 0.01)[:2]
     (1, 69.5)
     """
-    prepared = []
-    for s0, s1 in halves:
-        a = np.sort(np.asarray(s0, dtype=np.float64).reshape(-1))
-        b = np.sort(np.asarray(s1, dtype=np.float64).reshape(-1))
-        if a.size == 0 or b.size == 0:
-            raise DataError("every half must hold scores of both classes.")
-        prepared.append((a, b))
-    unique = _sorted_unique(*(x for pair in prepared for x in pair))
-    ranks = _thinned_ranks(unique.size)
-    cuts = unique[ranks]
-    below = np.where(ranks > 0, unique[np.maximum(ranks - 1, 0)], unique[0] - 1.0)
-    above = np.where(ranks < unique.size - 1, unique[np.minimum(ranks + 1, unique.size - 1)],
-                     unique[-1] + 1.0)
+    return robust_cuts(
+        [halves], n_class0, n_class1, alpha_per_rate, delta, dev_level=dev_level,
+        candidates=candidates, target=target,
+    )[0]
+
+
+def robust_cuts(
+    groups: Sequence[Sequence[tuple[NDArray[np.float64], NDArray[np.float64]]]],
+    n_class0: int,
+    n_class1: int,
+    alpha_per_rate: float,
+    delta: float = 0.0,
+    *,
+    dev_level: float = 0.05,
+    candidates: int = 1,
+    target: Target | None = None,
+) -> list[tuple[int, float, float, float]]:
+    """:func:`robust_cut` of each of several scores, searched in one pass.
+
+    Parameters
+    ----------
+    groups : sequence of halves
+        Per score, its halves as :func:`robust_cut` takes them.
+    n_class0, n_class1, alpha_per_rate, delta, dev_level, candidates, target
+        As in :func:`robust_cut`, for every score.
+
+    Returns
+    -------
+    list of (int, float, float, float)
+        Per score, what :func:`robust_cut` returns for it, to the last bit.
+
+    Notes
+    -----
+    The criterion is bounded and evaluated for the cuts of every score at once, each score's
+    best bound pruning its own cuts only, so each result is that of its own search: a score per
+    coordinate costs one pass of the few dozen array operations of a search instead of one per
+    coordinate, which dominate a search of a few thousand development calls.
+    """
     blocks: list[list[_Side]] = []
-    for orientation in (1, -1):
-        sides: list[_Side] = []
-        for a, b in prepared:
-            if orientation == 1:  # class 1 when score >= cut
-                fp = a.size - np.searchsorted(a, cuts, side="left")
-                fn = np.searchsorted(b, cuts, side="left")
-            else:  # class 1 when score <= cut
-                fp = np.searchsorted(a, cuts, side="right")
-                fn = b.size - np.searchsorted(b, cuts, side="right")
-            sides.append((fp, a.size, fn, b.size))
-        blocks.append(sides)
-    if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
-        dev_level = max(dev_level, FEW_CUTS_LEVEL)
+    group_of: list[int] = []
+    levels: list[tuple[float, float]] = []
+    edges = []
+    for g, halves in enumerate(groups):
+        prepared = []
+        for s0, s1 in halves:
+            a = np.sort(np.asarray(s0, dtype=np.float64).reshape(-1))
+            b = np.sort(np.asarray(s1, dtype=np.float64).reshape(-1))
+            if a.size == 0 or b.size == 0:
+                raise DataError("every half must hold scores of both classes.")
+            prepared.append((a, b))
+        unique = _sorted_unique(*(x for pair in prepared for x in pair))
+        ranks = _thinned_ranks(unique.size)
+        cuts = unique[ranks]
+        below = np.where(ranks > 0, unique[np.maximum(ranks - 1, 0)], unique[0] - 1.0)
+        above = np.where(ranks < unique.size - 1, unique[np.minimum(ranks + 1, unique.size - 1)],
+                         unique[-1] + 1.0)
+        for orientation in (1, -1):
+            sides: list[_Side] = []
+            for a, b in prepared:
+                if orientation == 1:  # class 1 when score >= cut
+                    fp = a.size - np.searchsorted(a, cuts, side="left")
+                    fn = np.searchsorted(b, cuts, side="left")
+                else:  # class 1 when score <= cut
+                    fp = np.searchsorted(a, cuts, side="right")
+                    fn = b.size - np.searchsorted(b, cuts, side="right")
+                sides.append((fp, a.size, fn, b.size))
+            blocks.append(sides)
+            group_of.append(g)
+        level = dev_level
+        if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
+            level = max(level, FEW_CUTS_LEVEL)
+        _check_level(level)
+        # when no threshold is positive at the pessimistic level (too few development calls for
+        # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice
+        # still follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
+        levels.append((float(level), 0.5))
+        edges.append((cuts, below, above))
     _check_plan(n_class0, n_class1, alpha_per_rate, delta)
-    _check_level(dev_level)
-    # when no threshold is positive at the pessimistic level (too few development calls for
-    # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice still
-    # follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
-    levels = (float(dev_level), 0.5)
-    found = _max_worst(
-        blocks, int(n_class0), int(n_class1), float(alpha_per_rate), float(delta), levels, target
+    found = _max_worst_groups(
+        blocks, group_of, levels, int(n_class0), int(n_class1), float(alpha_per_rate), float(delta),
+        target,
     )
-    chosen, block, k = found[0]
-    plug_in = found[1][0]
-    if chosen <= 0.0:
-        _, block, k = found[1]
-    orientation = 1 if block == 0 else -1
-    edge = below[k] if orientation == 1 else above[k]
-    return orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in
+    out = []
+    for (cuts, below, above), (at_level, at_half) in zip(edges, found, strict=True):
+        chosen, block, k = at_level
+        plug_in = at_half[0]
+        if chosen <= 0.0:
+            _, block, k = at_half
+        orientation = 1 if block == 0 else -1
+        edge = below[k] if orientation == 1 else above[k]
+        out.append((orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in))
+    return out
 
 
 def _pessimistic_rates(
@@ -905,9 +955,33 @@ def _max_worst(
 ) -> list[tuple[float, int, int]]:
     """Per level, the largest over cuts of the smallest pessimistic bound over a block's halves.
 
+    :func:`_max_worst_groups` of one group of blocks.
+    """
+    return _max_worst_groups(
+        blocks, [0] * len(blocks), [tuple(levels)], n_class0, n_class1, alpha_per_rate, delta, target
+    )[0]
+
+
+def _max_worst_groups(
+    blocks: Sequence[Sequence[_Side]],
+    group_of: Sequence[int],
+    levels: Sequence[Sequence[float]],
+    n_class0: int,
+    n_class1: int,
+    alpha_per_rate: float,
+    delta: float,
+    target: Target | None = None,
+) -> list[list[tuple[float, int, int]]]:
+    """Per group of blocks and level: the largest over cuts of the worst bound over a block's halves.
+
+    ``group_of[j]`` is block ``j``'s group, numbered from 0; ``levels[g]`` are group ``g``'s
+    levels, as many for every group. Each group is searched as if alone (its own largest lower
+    bound prunes its cuts), all in one pass.
+
     Each block (an orientation, say) holds its halves' error counts at each of its cuts. Per
-    level the result is ``(value, block, cut)``: the largest value and the first block and cut
-    that reach it, blocks in order; ``(0.0, 0, 0)`` when every value is 0. It is the result of
+    group and level the result is ``(value, block, cut)``: the largest value and the first block
+    (numbered within its group) and cut that reach it, blocks in order; ``(0.0, 0, 0)`` when every
+    value is 0. It is the result of
     evaluating :func:`pessimistic_bound` at every cut, at a fraction of the cost. The two
     inverse incomplete beta functions behind each bound are approximated
     (:func:`_logit_quantile`) within an error bound tested against SciPy
@@ -920,7 +994,8 @@ def _max_worst(
     next, finer grid, down to every cut; the cuts whose upper bound reaches the largest lower
     bound are then evaluated exactly, each distinct count once.
     """
-    keys = [(level, j) for level in range(len(levels)) for j in range(len(blocks))]
+    n_levels = len(levels[0])
+    keys = [(level, j) for level in range(n_levels) for j in range(len(blocks))]
     sizes = [block[0][0].size for block in blocks]
     rows = max(max(m0, m1) for block in blocks for _, m0, _, m1 in block)
     # few cuts, or few possible counts and a cheap criterion: every cut is bounded in one pass
@@ -931,7 +1006,7 @@ def _max_worst(
     lows: dict[tuple[int, int], list[tuple[NDArray[np.float64], NDArray[np.float64]]]] = {
         key: [(np.zeros(0), np.zeros(0)) for _ in blocks[key[1]]] for key in keys
     }
-    best = [0.0] * len(levels)
+    best = {(level, g): 0.0 for level in range(n_levels) for g in range(len(levels))}
     runs: dict[tuple[int, int], tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
 
     def rates(
@@ -942,7 +1017,8 @@ def _max_worst(
             request
             for (level, j), cut in at.items()
             for e0, m0, e1, m1 in blocks[j]
-            for request in ((m0, n_class0, levels[level], e0[cut]), (m1, n_class1, levels[level], e1[cut]))
+            for request in ((m0, n_class0, levels[group_of[j]][level], e0[cut]),
+                            (m1, n_class1, levels[group_of[j]][level], e1[cut]))
         ]
         found = iter(_pessimistic_rates(requests, alpha_per_rate, exact=exact))
         return {key: [(*next(found), *next(found)) for _ in blocks[key[1]]] for key in at}
@@ -970,7 +1046,7 @@ def _max_worst(
             caps = worst(ends)
             new = {}
             for key, (lo, hi) in runs.items():
-                keep = (caps[key] > 0.0) & (caps[key] >= best[key[0]])
+                keep = (caps[key] > 0.0) & (caps[key] >= best[key[0], group_of[key[1]]])
                 runs[key] = (lo[keep], hi[keep])
                 new[key] = _inner(lo[keep], hi[keep], stride)
         found = rates(new, exact=False)
@@ -982,7 +1058,8 @@ def _max_worst(
         )
         for key in new:
             if lower[key].size:
-                best[key[0]] = max(best[key[0]], float(lower[key].max()))
+                group = (key[0], group_of[key[1]])
+                best[group] = max(best[group], float(lower[key].max()))
             order = np.argsort(np.concatenate([cuts[key], new[key]]), kind="stable")
             cuts[key] = np.concatenate([cuts[key], new[key]])[order]
             upper[key] = np.concatenate([upper[key], bounded[key]])[order]
@@ -1001,22 +1078,27 @@ def _max_worst(
             runs[key] = (lo[hi - lo > 1], hi[hi - lo > 1])
     # a cut whose upper bound is below some cut's lower bound is not the largest; one whose
     # upper bound is 0 has the value 0 that the first cut has too
-    chosen = {key: cuts[key][(upper[key] > 0.0) & (upper[key] >= best[key[0]])] for key in keys}
+    chosen = {
+        key: cuts[key][(upper[key] > 0.0) & (upper[key] >= best[key[0], group_of[key[1]]])]
+        for key in keys
+    }
     exact = rates(chosen, exact=True)
-    out: list[tuple[float, int, int]] = []
-    for level in range(len(levels)):
-        values = []
-        for j in range(len(blocks)):
-            value = np.full(chosen[level, j].size, np.inf)
-            for u0, _, u1, _ in exact[level, j]:  # as pessimistic_bound evaluates it
-                value = np.minimum(value, _value(u0, u1, delta, target))
-            values.append(value)
-        top = max((float(v.max()) for v in values if v.size), default=0.0)
-        if top <= 0.0:
-            out.append((0.0, 0, 0))
-            continue
-        j = next(j for j, v in enumerate(values) if v.size and v.max() == top)
-        out.append((top, j, int(chosen[level, j][values[j] == top].min())))
+    out: list[list[tuple[float, int, int]]] = [[] for _ in levels]
+    for g in range(len(levels)):
+        members = [j for j in range(len(blocks)) if group_of[j] == g]
+        for level in range(n_levels):
+            values = []
+            for j in members:
+                value = np.full(chosen[level, j].size, np.inf)
+                for u0, _, u1, _ in exact[level, j]:  # as pessimistic_bound evaluates it
+                    value = np.minimum(value, _value(u0, u1, delta, target))
+                values.append(value)
+            top = max((float(v.max()) for v in values if v.size), default=0.0)
+            if top <= 0.0:
+                out[g].append((0.0, 0, 0))
+                continue
+            i = next(i for i, v in enumerate(values) if v.size and v.max() == top)
+            out[g].append((top, i, int(chosen[level, members[i]][values[i] == top].min())))
     return out
 
 
