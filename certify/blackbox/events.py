@@ -116,12 +116,12 @@ _BOOSTED_MARGIN: Final = 0.01
 _NEVER_ROWS: Final = 1 << 53
 """Rows a zero count is taken among where it stands for a rate of zero (:func:`expected_bound`)."""
 _AUC_ROWS: Final = 1 << 17
+"""Development scores per input that the reported AUC is computed on (a description only, no
+part of any choice: to about 0.002 on this many calls, at a tenth of the sorting)."""
 _BATCH_SCORES: Final = 1 << 21
 """Most development scores whose cuts one search judges together (:func:`robust_cuts`): the
 scores of several coordinates searched at once cost one pass of the search's array operations
 instead of one per coordinate, and at most a few dozen MB held at once."""
-"""Development scores per input that the reported AUC is computed on (a description only, no
-part of any choice: to about 0.002 on this many calls, at a tenth of the sorting)."""
 _WELL_COUNTED: Final = 20
 _SHARES: Final = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 

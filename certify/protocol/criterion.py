@@ -980,11 +980,10 @@ def _max_worst_groups(
 
     Each block (an orientation, say) holds its halves' error counts at each of its cuts. Per
     group and level the result is ``(value, block, cut)``: the largest value and the first block
-    (numbered within its group) and cut that reach it, blocks in order; ``(0.0, 0, 0)`` when every
-    value is 0. It is the result of
-    evaluating :func:`pessimistic_bound` at every cut, at a fraction of the cost. The two
-    inverse incomplete beta functions behind each bound are approximated
-    (:func:`_logit_quantile`) within an error bound tested against SciPy
+    (numbered within its group) and cut that reach it, blocks in order; ``(0.0, 0, 0)`` when
+    every value is 0. It is the result of evaluating :func:`pessimistic_bound` at every cut, at a
+    fraction of the cost. The two inverse incomplete beta functions behind each bound are
+    approximated (:func:`_logit_quantile`) within an error bound tested against SciPy
     (:data:`_APPROX_ERROR`), which bounds a cut's value from below and above. Cuts are bounded
     on a grid first, every ``_STRIDES[0]``-th (every cut at once when there are few, or few
     possible counts and the criterion is Eq. 16): as the cut moves one way one error count
