@@ -113,8 +113,6 @@ DEV_LEVEL: Final = 0.05
 
 _SCORED_ROWS: Final = 200_000
 _BOOSTED_MARGIN: Final = 0.01
-_NEVER_ROWS: Final = 1 << 53
-"""Rows a zero count is taken among where it stands for a rate of zero (:func:`expected_bound`)."""
 _AUC_ROWS: Final = 1 << 17
 """Development scores per input that the reported AUC is computed on (a description only, no
 part of any choice: to about 0.002 on this many calls, at a tenth of the sorting)."""
@@ -517,17 +515,12 @@ def _event_value(
 ) -> float:
     """:func:`pessimistic_bound` of one event's development error counts.
 
-    ``zero_counts``: a count of zero is taken among :data:`_NEVER_ROWS` rows, a rate of zero
-    for all purposes.
+    ``zero_counts``: a count of zero is a rate of zero.
     """
-    rows = [
-        _NEVER_ROWS if zero_counts and e == 0 else n
-        for e, n in zip(errors, (out_a.shape[0], out_b.shape[0]), strict=True)
-    ]
     value = pessimistic_bound(
-        np.array([errors[0]], dtype=np.float64), rows[0],
-        np.array([errors[1]], dtype=np.float64), rows[1], reserved[0], reserved[1],
-        alpha_per_rate, delta, dev_level=level, target=target,
+        np.array([errors[0]], dtype=np.float64), out_a.shape[0],
+        np.array([errors[1]], dtype=np.float64), out_b.shape[0], reserved[0], reserved[1],
+        alpha_per_rate, delta, dev_level=level, target=target, zero_rates=zero_counts,
     )
     return float(value[0])
 

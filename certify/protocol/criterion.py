@@ -452,6 +452,7 @@ def pessimistic_bound(
     dev_level: float = 0.05,
     *,
     target: Target | None = None,
+    zero_rates: bool = False,
 ) -> NDArray[np.float64]:
     """The bound (Eq. 16) a threshold would certify if its error rates were as high as plausible.
 
@@ -461,6 +462,11 @@ def pessimistic_bound(
         As in :func:`expected_bound`.
     dev_level : float, default 0.05
         One-sided level of the pessimistic development rates.
+    zero_rates : bool, default False
+        Take a development count of zero as a rate of zero (an event the development calls
+        show never happens, such as a value one input never produced among values each counted
+        often), not as its upper bound: its reserved count is then zero, and its bound rests
+        on the reserve's size alone.
 
     Returns
     -------
@@ -491,6 +497,8 @@ def pessimistic_bound(
     e1 = np.atleast_1d(np.asarray(dev_errors_1, dtype=np.float64))
     r0 = _upper_real(e0, int(dev_n_0), float(dev_level))
     r1 = _upper_real(e1, int(dev_n_1), float(dev_level))
+    if zero_rates:
+        r0, r1 = np.where(e0 == 0.0, 0.0, r0), np.where(e1 == 0.0, 0.0, r1)
     u0 = _upper_real(r0 * n_class0, int(n_class0), float(alpha_per_rate))
     u1 = _upper_real(r1 * n_class1, int(n_class1), float(alpha_per_rate))
     return _value(u0, u1, delta, target)

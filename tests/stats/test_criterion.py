@@ -248,6 +248,26 @@ def test_pessimistic_bound_is_the_clopper_pearson_composition(rng: np.random.Gen
     assert np.array_equal(pessimistic_bound(e0, m, e1, m, n, n, 0.0152), want)
 
 
+def test_zero_rates_take_a_zero_count_as_a_rate_of_zero(rng: np.random.Generator) -> None:
+    """With zero_rates, a zero development count is a reserved count of zero; other counts as before.
+
+    The reserved bound of a zero rate is the Clopper-Pearson bound of zero among the reserved
+    rows, where the upper bound of a zero count among the development rows (level 0.05: 3 over
+    the rows) would be a reserved rate that the bound could not reach without it.
+    """
+    m, n = 2000, 4_500_008
+    e0, e1 = rng.integers(0, 4, 300) * 1.0, rng.integers(0, m + 1, 300) * 1.0
+    e0[:100] = 0.0
+    got = pessimistic_bound(e0, m, e1, m, n, n, 0.0152, zero_rates=True)
+    plain = pessimistic_bound(e0, m, e1, m, n, n, 0.0152)
+    zero = e0 == 0.0
+    np.testing.assert_array_equal(got[~zero], plain[~zero])
+    u0 = beta_dist.isf(0.0152, 1.0, n)
+    u1 = criterion._upper_real(criterion._upper_real(e1[zero], m, 0.05) * n, n, 0.0152)
+    np.testing.assert_array_equal(got[zero], criterion._eq16(np.full(u1.shape, u0), u1, 0.0))
+    assert np.all(got[zero] > plain[zero])
+
+
 def _shapes(rng: np.random.Generator, size: int, low: float) -> tuple[NDArray[np.float64], ...]:
     """Random beta shapes from ``low`` to 1e8 (log-uniform), half of them whole numbers."""
     a = np.exp(rng.uniform(np.log(low), np.log(1e8), size))
