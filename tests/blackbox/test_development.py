@@ -11,8 +11,11 @@ from numpy.typing import NDArray
 
 from certify.blackbox._development import (
     Budget,
+    Candidate,
     Rows,
     _directed_counts,
+    all_settled,
+    develop,
     draw_calls,
     extension,
     final_round,
@@ -224,3 +227,38 @@ def test_final_round_takes_the_finalist_whose_event_is_best_on_all_its_calls() -
     assert all(n == 40_000 for _, _, n in shown)
     # one finalist: nothing to compare, its events are chosen later
     assert final_round([0], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152) == (0, None, [])
+
+
+def _showing(pair: int, r: int, settled: bool | None) -> Candidate:
+    """A pair's showing in round ``r``: a settled histogram, another event, or none."""
+    choice = None if settled is None else Choice(
+        "histogram" if settled else "coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.1, 0.1, 0.5,
+        "event", settled=settled,
+    )
+    return Candidate(pair, r, 1_000, choice, 0.1, 0.1)
+
+
+def test_the_final_round_is_skipped_only_where_every_finalist_last_showed_a_settled_histogram() -> None:
+    """Each finalist's latest showing counts; one finalist has no final round to skip."""
+    shown = [_showing(0, 0, False), _showing(1, 0, False), _showing(2, 0, True),
+             _showing(0, 1, True), _showing(1, 1, True)]
+    assert all_settled([0, 1], shown)
+    assert not all_settled([0], shown)
+    assert not all_settled([0, 2], [*shown, _showing(2, 1, False)])
+    assert not all_settled([0, 1], [*shown, _showing(1, 2, None)])
+    assert not all_settled([0, 3], shown)
+
+
+@pytest.mark.parametrize("jitter", [False, True])
+def test_mirror_pairs_of_a_discrete_output_are_not_sent_to_a_final_round(jitter: bool) -> None:
+    """Bits at 0.5 against 0.6 and 0.4: one pair goes on; with jittered bits, both do."""
+    mechanism = _jittered_coin if jitter else _coin
+    x, up, down = (("0.5", np.array([0.5])), ("0.6", np.array([0.6])), ("0.4", np.array([0.4])))
+    out = develop(
+        mechanism, [(x, up), (x, down)], calls=400_000, seed=0, width=2 if jitter else 1,
+        name="coin", families=VALUE_FAMILIES, dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0,
+        target=None, note=lambda r, rounds, what: None,
+    )
+    last = {c.pair: c for c in out.shown}
+    assert all(c.choice is not None and c.choice.settled != jitter for c in last.values())
+    assert len(out.finalists) == (2 if jitter else 0)
