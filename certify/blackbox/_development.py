@@ -578,9 +578,9 @@ def all_settled(finalists: Sequence[int], shown: Sequence[Candidate]) -> bool:
     """
     if len(finalists) < 2:
         return False
-    last = {c.pair: c for c in shown if c.pair in finalists}
+    last = {c.pair: c.choice for c in shown if c.pair in finalists}
     return all(
-        p in last and last[p].choice is not None and last[p].choice.settled for p in finalists
+        (choice := last.get(p)) is not None and choice.settled for p in finalists
     )
 
 
