@@ -262,3 +262,49 @@ def test_mirror_pairs_of_a_discrete_output_are_not_sent_to_a_final_round(jitter:
     last = {c.pair: c for c in out.shown}
     assert all(c.choice is not None and c.choice.settled != jitter for c in last.values())
     assert len(out.finalists) == (2 if jitter else 0)
+
+
+
+def test_growth_counts_every_development_call_already_spent() -> None:
+    """A final round's loser spends development calls the plan did not count: growth leaves them.
+
+    Rates 0.5 against 0.3 at 2e6 calls are cheap to grow to the share; with a loser's round of
+    ``budget.final`` calls spent besides the plan, development still ends within its share.
+    """
+    import certify.blackbox._development as development
+
+    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
+    rng = np.random.default_rng(0)
+    calls = 2_000_000
+    budget = plan_budget(calls, 1, 2, 0.1, 1)
+    dev_a = (rng.random((2 * budget.final, 1)) < 0.3).astype(np.float64)
+    dev_b = (rng.random((2 * budget.final, 1)) < 0.5).astype(np.float64)
+    for spent in (budget.development_calls, budget.development_calls + budget.final):
+        extra = extension(event, dev_a, dev_b, budget, calls, 1, alpha_per_rate=0.0152, delta=0.0,
+                          target=None, spent=spent)
+        assert spent + 2 * extra == int(development.EXTEND_MAX_SHARE * calls)  # grown to the share
+
+
+def _sharp_laplace(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """``x[0]`` plus Laplace noise of scale 0.1: neighbours 1 apart are 10-DP, their tails far apart."""
+    return x[0] + rng.laplace(0.0, 0.1, n)
+
+
+def test_development_with_the_final_rounds_loser_stays_within_its_share() -> None:
+    """Mirror pairs of a sharp Laplace law both go to the final round; the chosen one grows.
+
+    The loser's final round is development too: counted, development stays within
+    EXTEND_MAX_SHARE of the budget.
+    """
+    import certify.blackbox._development as development
+
+    x, up, down = (("1", np.array([1.0])), ("2", np.array([2.0])), ("0", np.array([0.0])))
+    calls = 1_000_000
+    out = develop(
+        _sharp_laplace, [(x, up), (x, down)], calls=calls, seed=0, width=1, name="sharp",
+        families=VALUE_FAMILIES, dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0,
+        target=None, note=lambda r, rounds, what: None,
+    )
+    assert len(out.finalists) == 2
+    assert out.per_round[-1] > plan_budget(calls, 2, 3, 0.1, 1).final  # grown
+    assert out.development_calls <= development.EXTEND_MAX_SHARE * calls
