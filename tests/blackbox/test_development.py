@@ -264,7 +264,6 @@ def test_mirror_pairs_of_a_discrete_output_are_not_sent_to_a_final_round(jitter:
     assert len(out.finalists) == (2 if jitter else 0)
 
 
-
 def test_growth_counts_every_development_call_already_spent() -> None:
     """A final round's loser spends development calls the plan did not count: growth leaves them.
 
