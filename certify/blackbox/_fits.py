@@ -28,6 +28,7 @@ from certify.protocol.scores import (
     SkopsScore,
     _row_hashes,
 )
+from certify.stats._bins import bin_index
 
 _Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
 """Development scores of input a and input b on two independent halves of the calls."""
@@ -146,8 +147,8 @@ def _bin_counts(
     edges: NDArray[np.float64], a: NDArray[np.float64], b: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Counts of one coordinate's values of each input in the bins cut at ``edges``."""
-    ca = np.bincount(np.searchsorted(edges, a, side="right"), minlength=edges.size + 1)
-    cb = np.bincount(np.searchsorted(edges, b, side="right"), minlength=edges.size + 1)
+    ca = np.bincount(bin_index(edges, a), minlength=edges.size + 1)
+    cb = np.bincount(bin_index(edges, b), minlength=edges.size + 1)
     return ca.astype(np.float64), cb.astype(np.float64)
 
 

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from certify import _sklearn
 from certify.errors import DataError, EstimatorError, RecordError
 from certify.protocol.float_scores import BitsScore, bits_score_from_json
+from certify.stats._bins import bin_index
 
 __all__ = [
     "BinnedScore",
@@ -339,7 +340,7 @@ class HistogramScore:
             return X
         out = np.array(X, dtype=np.float64)
         for j, e in self.edges:
-            out[:, j] = np.searchsorted(np.asarray(e), X[:, j], side="right")
+            out[:, j] = bin_index(np.asarray(e, dtype=np.float64), X[:, j])
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -391,7 +392,7 @@ class BinnedScore:
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Scores of the rows of ``X``."""
         _check_dimension(X, self.dimension)
-        at = np.searchsorted(np.asarray(self.edges), X[:, self.column], side="right")
+        at = bin_index(np.asarray(self.edges, dtype=np.float64), X[:, self.column])
         out: NDArray[np.float64] = np.asarray(self.scores, dtype=np.float64)[at]
         return out
 

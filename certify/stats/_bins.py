@@ -1,0 +1,79 @@
+"""The bin of every value among sorted edges: ``np.searchsorted(edges, values, side="right")``.
+
+A binary search costs about 50 ns a value at a few hundred edges, and binned scores search
+every development call's coordinates many times in an audit (a tenth of its CPU at 1e7 calls).
+:func:`bin_index` gives the same numbers from a lookup table on an even grid: about 8 ns a value.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["bin_index"]
+
+_GRID_PER_EDGE: Final = 16
+"""Grid cells per edge: at quantile edges of Laplace or Gaussian values, one edge or none in a
+cell."""
+
+_MAX_PER_CELL: Final = 8
+"""Most edges in one grid cell for the table to be used (heavy tails put many edges in the cells
+near the centre; a binary search is as fast then)."""
+
+_MIN_VALUES_PER_EDGE: Final = 64
+"""Fewest values per edge for the table to be worth building."""
+
+
+def bin_index(edges: NDArray[np.float64], values: NDArray[np.float64]) -> NDArray[np.intp]:
+    """``np.searchsorted(edges, values, side="right")``, the same numbers, faster for many values.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray, shape (k,)
+        Finite, strictly increasing edges.
+    values : numpy.ndarray, shape (n,)
+        Values to place (any, NaN included: those fall back to the binary search).
+
+    Returns
+    -------
+    numpy.ndarray of intp, shape (n,)
+        For each value, the number of edges at or below it.
+
+    Notes
+    -----
+    The grid's cell of ``x`` is ``trunc(clip((x - edges[0]) * scale, 0, cells - 1))``. Every
+    step is a non-decreasing function of ``x`` in floating point (a correctly rounded
+    subtraction of a constant, a product with a positive constant, a clip, a truncation of a
+    non-negative number), so an edge whose cell lies before ``x``'s cell is below ``x`` and one
+    whose cell lies after it is above. The count is then the edges of the earlier cells plus
+    those of ``x``'s own cell at or below ``x``: a few comparisons, whatever the rounding.
+    """
+    k = edges.size
+    if k < 2 or values.size < _MIN_VALUES_PER_EDGE * k or not np.isfinite(values).all():
+        return np.searchsorted(edges, values, side="right")
+    cells = _GRID_PER_EDGE * k
+    low = float(edges[0])
+    scale = cells / (float(edges[-1]) - low)
+    if not np.isfinite(scale) or scale <= 0.0:
+        return np.searchsorted(edges, values, side="right")
+    per_cell = np.bincount(_cell(edges, low, scale, cells), minlength=cells)
+    most = int(per_cell.max())
+    if most > _MAX_PER_CELL:
+        return np.searchsorted(edges, values, side="right")
+    before = np.zeros(cells, dtype=np.intp)
+    np.cumsum(per_cell[:-1], out=before[1:])
+    out = before[_cell(values, low, scale, cells)]
+    padded = np.append(edges, np.inf)
+    for _ in range(most):
+        out += padded[out] <= values
+    return out
+
+
+def _cell(x: NDArray[np.float64], low: float, scale: float, cells: int) -> NDArray[np.intp]:
+    """The grid cell of every value (a non-decreasing function of the value)."""
+    at = x - low
+    at *= scale
+    np.clip(at, 0.0, cells - 1, out=at)
+    return at.astype(np.intp)
