@@ -177,16 +177,30 @@ def _binned_counts(
     return edges, ca.astype(np.float64), cb.astype(np.float64)
 
 
-def _binned(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int) -> tuple[ScoreModel, str] | None:
+def _binned(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int, memo: BinnedFits | None = None
+) -> tuple[ScoreModel, str] | None:
     """Quantile bins of coordinate ``j`` scored by their development log ratio."""
-    model = _binned_model(fit_a, fit_b, j)
+    model = _binned_model(fit_a, fit_b, j, memo)
     return None if model is None else (model[0], f"binned[{j}]")
 
 
+BinnedFits: TypeAlias = dict[int, "tuple[BinnedScore, NDArray[np.float64], NDArray[np.float64]] | None"]
+"""Each coordinate's binned score and counts, kept while several families fit the same calls
+(the binned and product families bin every coordinate alike)."""
+
+
 def _binned_model(
-    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], j: int, memo: BinnedFits | None = None
 ) -> tuple[BinnedScore, NDArray[np.float64], NDArray[np.float64]] | None:
-    """:func:`_binned`'s score with the bins' counts under each input (None: a single bin)."""
+    """:func:`_binned`'s score with the bins' counts under each input (None: a single bin).
+
+    ``memo``: the models already fitted on these calls, by coordinate (this one is added).
+    """
+    if memo is not None:
+        if j not in memo:
+            memo[j] = _binned_model(fit_a, fit_b, j)
+        return memo[j]
     edges, ca, cb = _binned_counts(fit_a, fit_b, j)
     if edges.size < 1:
         return None
@@ -194,7 +208,9 @@ def _binned_model(
     return BinnedScore(j, edges.tolist(), scores, fit_a.shape[1]), ca, cb
 
 
-def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
+def _product(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], memo: BinnedFits | None = None
+) -> tuple[ScoreModel, str] | None:
     """The sum of the binned log ratios of the coordinates whose law differs between the inputs.
 
     A coordinate whose binned counts under the two inputs are consistent with one law
@@ -206,7 +222,7 @@ def _product(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[Sc
 
     kept: list[tuple[float, BinnedScore]] = []
     for j in range(fit_a.shape[1]):
-        part = _binned_model(fit_a, fit_b, j)
+        part = _binned_model(fit_a, fit_b, j, memo)
         if part is None:
             continue
         model, ca, cb = part
@@ -499,9 +515,14 @@ def _blocks_cross_fitted(
 
 
 def _fitted(
-    family: str, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
+    family: str, fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int,
+    memo: BinnedFits | None = None,
 ) -> list[tuple[ScoreModel, str]]:
-    """The fitted scores of one family (several for per-coordinate families)."""
+    """The fitted scores of one family (several for per-coordinate families).
+
+    ``memo``: binned coordinates already fitted on these calls by another family (those fitted
+    here are added).
+    """
     width = fit_a.shape[1]
     discrete = is_discrete(fit_a) and is_discrete(fit_b)
     out: list[tuple[ScoreModel, str] | None] = []
@@ -515,10 +536,10 @@ def _fitted(
     elif family == "binned":
         for j in range(min(width, _MAX_COORDINATES)):
             if not (is_discrete(fit_a[:, j : j + 1]) and is_discrete(fit_b[:, j : j + 1])):
-                out.append(_binned(fit_a, fit_b, j))
+                out.append(_binned(fit_a, fit_b, j, memo))
     elif family == "product":
         if width > 1:
-            out.append(_product(fit_a, fit_b))
+            out.append(_product(fit_a, fit_b, memo))
             steps = _product(DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b))
             if steps is not None:
                 inner = cast(ProductScore, steps[0])

@@ -51,6 +51,7 @@ from numpy.typing import NDArray
 
 from certify.blackbox._fits import (
     _FEW_VALUES,
+    BinnedFits,
     _bin_scores,
     _blocks_cross_fitted,
     _cross_fitted,
@@ -416,6 +417,7 @@ def choose_event(
     fit_a, sel_a = dev_a[:half_a], dev_a[half_a:]
     fit_b, sel_b = dev_b[:half_b], dev_b[half_b:]
     choices: list[Choice] = []
+    memo: BinnedFits = {}  # the binned and product families bin the coordinates alike
     fitted = {family: _fitted(family, fit_a, fit_b, seed) for family in families if family == "histogram"}
     if _well_estimated(fitted.get("histogram", []), fit_a, fit_b):
         return [
@@ -437,7 +439,7 @@ def choose_event(
         elif family in FLOAT_FAMILIES:
             found_halves = [(m, label, None) for m, label in float_fitted(family, fit_a, fit_b)]
         else:
-            found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed)
+            found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed, memo)
             found_halves = [(model, label, None) for model, label in found]
         scored = (
             _scored(family, model, label, given, dev_a, dev_b, sel_a, sel_b)

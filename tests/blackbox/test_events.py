@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from certify.blackbox.events import FAMILIES, choose_event
 from certify.plan import rate_level
@@ -222,3 +223,30 @@ def test_logistic_standardization_is_scikit_learns() -> None:
         np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-12)
         if k > 1:
             assert scale[1] == 1.0
+
+
+def test_the_binned_and_product_families_bin_each_coordinate_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both families bin every coordinate of the same calls alike: the bins are counted once.
+
+    Three coordinates: the product family bins them and their differences (six), and the binned
+    family reuses the first three; the events are those of each family alone.
+    """
+    from certify.blackbox import _fits
+
+    rng = np.random.default_rng(4)
+    dev_a = rng.laplace(size=(4000, 3))
+    dev_b = rng.laplace(size=(4000, 3)) + np.array([0.3, 0.0, 0.0])
+    kw = dict(reserved_a=40_000, reserved_b=40_000, alpha_per_rate=rate_level(0.03), delta=0.0, seed=0)
+    alone = [c for f in ("binned", "product") for c in choose_event(dev_a, dev_b, [f], **kw)]
+    real = _fits._binned_counts
+    seen: list[int] = []
+
+    def counted(fit_a: np.ndarray, fit_b: np.ndarray, j: int) -> object:
+        seen.append(j)
+        return real(fit_a, fit_b, j)
+
+    monkeypatch.setattr(_fits, "_binned_counts", counted)
+    together = choose_event(dev_a, dev_b, ["binned", "product"], **kw)
+    assert len(seen) == 6
+    key = sorted((c.label, c.value, c.threshold) for c in alone)
+    assert sorted((c.label, c.value, c.threshold) for c in together) == key

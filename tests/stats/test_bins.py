@@ -10,12 +10,14 @@ from certify.stats._bins import bin_index
 
 
 def _check(edges: np.ndarray, values: np.ndarray) -> None:
+    """bin_index equals the binary search, value for value."""
     np.testing.assert_array_equal(bin_index(edges, values), np.searchsorted(edges, values, side="right"))
 
 
 @pytest.mark.parametrize("bins", [2, 17, 300, 2000])
 @pytest.mark.parametrize("law", ["laplace", "normal", "uniform"])
 def test_quantile_edges_of_continuous_values(bins: int, law: str) -> None:
+    """Quantile edges, as the binned fits cut them, of a contiguous and a strided column."""
     rng = np.random.default_rng(bins)
     values = getattr(rng, law)(size=200 * bins + 1000) * 7.0 + 3.0
     edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 2)[1:-1]))
@@ -26,6 +28,7 @@ def test_quantile_edges_of_continuous_values(bins: int, law: str) -> None:
 
 
 def test_values_on_the_edges_and_one_ulp_either_side() -> None:
+    """Values on an edge go to the bin above it; one ulp below, to the bin below."""
     rng = np.random.default_rng(1)
     edges = np.unique(rng.normal(size=500))
     values = np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)])
@@ -34,7 +37,7 @@ def test_values_on_the_edges_and_one_ulp_either_side() -> None:
 
 
 def test_atoms_with_an_edge_one_ulp_above_them() -> None:
-    # the histogram fits put an atom and the next float after it both among the edges
+    """An atom and the next float after it, both edges (as the histogram fits cut atoms), and -0.0."""
     rng = np.random.default_rng(2)
     atoms = np.array([-1.0, 0.0, 2.5])
     inner = np.quantile(rng.laplace(size=10_000), np.linspace(0, 1, 60)[1:-1])
@@ -45,6 +48,7 @@ def test_atoms_with_an_edge_one_ulp_above_them() -> None:
 
 
 def test_every_path_is_taken_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table and each fallback to the binary search give the same numbers."""
     rng = np.random.default_rng(3)
     calls: list[str] = []
     real = _bins.np.searchsorted
