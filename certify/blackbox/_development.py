@@ -38,6 +38,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
+from certify.blackbox._fits import FittedTrees
 from certify.blackbox.events import (
     DEV_LEVEL,
     Choice,
@@ -873,6 +874,8 @@ def develop(
         seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
         draw_calls(mechanism, inputs[labels[i]], n, seq, name, labels[i], into)
 
+    trees = FittedTrees()  # the growth keeps the calls boosted trees are fitted on
+
     def choose_for(
         dev_a: NDArray[np.float64], dev_b: NDArray[np.float64], fams: Sequence[Family],
         reserved: int, alpha: float, dev_level: float, per_family: bool = False,
@@ -880,6 +883,7 @@ def develop(
         return choose_event(
             dev_a, dev_b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
             delta=delta, seed=seed, target=target, dev_level=dev_level, per_family=per_family,
+            trees=trees,
         )
 
     cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)

@@ -52,6 +52,7 @@ from numpy.typing import NDArray
 from certify.blackbox._fits import (
     _FEW_VALUES,
     BinnedFits,
+    FittedTrees,
     _bin_scores,
     _blocks_cross_fitted,
     _cross_fitted,
@@ -371,6 +372,7 @@ def choose_event(
     target: Target | None = None,
     dev_level: float = DEV_LEVEL,
     per_family: bool = False,
+    trees: FittedTrees | None = None,
 ) -> list[Choice]:
     """Every family's best event for one input pair, best first.
 
@@ -401,6 +403,9 @@ def choose_event(
         per coordinate), the first of those :func:`ranked` would put first. The rest are still
         searched; their AUCs, each a sort of up to :data:`_AUC_ROWS` scores per input, are not
         computed.
+    trees : FittedTrees, optional
+        Boosted trees already fitted in the audit, reused where they were fitted on the same
+        calls (those fitted here are added).
 
     Returns
     -------
@@ -439,7 +444,9 @@ def choose_event(
         elif family in FLOAT_FAMILIES:
             found_halves = [(m, label, None) for m, label in float_fitted(family, fit_a, fit_b)]
         else:
-            found = fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed, memo)
+            found = (
+                fitted[family] if family in fitted else _fitted(family, fit_a, fit_b, seed, memo, trees)
+            )
             found_halves = [(model, label, None) for model, label in found]
         scored = (
             _scored(family, model, label, given, dev_a, dev_b, sel_a, sel_b)
