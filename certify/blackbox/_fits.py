@@ -318,8 +318,8 @@ class FittedTrees:
     Boosted trees are fitted on the first :data:`_BOOSTED_FIT_ROWS` calls of each input. When
     the chosen pair's round grows, those calls are unchanged (calls are only ever added after
     them), and so is the fit: the trees fitted before are used again, not fitted a second time
-    (a second or more of CPU on OneTimeRappor's bits at 1e7 calls). Calls are recognized by a
-    BLAKE2 digest of their bytes, so trees are reused only on the very same numbers.
+    (0.9 s of CPU in one OneTimeRappor audit at 1e7 calls). Calls are recognized by a BLAKE2
+    digest of their bytes, so trees are reused only on the very same numbers.
     """
 
     def __init__(self) -> None:

@@ -42,7 +42,8 @@ def bin_index(edges: NDArray[np.float64], values: NDArray[np.float64]) -> NDArra
     edges : numpy.ndarray, shape (k,)
         Finite, strictly increasing edges.
     values : numpy.ndarray, shape (n,)
-        Values to place (any, NaN included: those fall back to the binary search).
+        Values to place, compared as float64 (any, NaN included: those fall back to the binary
+        search).
 
     Returns
     -------
@@ -58,6 +59,9 @@ def bin_index(edges: NDArray[np.float64], values: NDArray[np.float64]) -> NDArra
     whose cell lies after it is above. The count is then the edges of the earlier cells plus
     those of ``x``'s own cell at or below ``x``: a few comparisons, whatever the rounding.
     """
+    # in float64, as the search compares them (the cells of float32 values computed in float32
+    # would not be the same function of the value as the edges' cells)
+    values = np.asarray(values, dtype=np.float64)
     k = edges.size
     small = values.size < max(_MIN_VALUES_PER_EDGE * k, _MIN_VALUES)
     if k < 2 or small or not np.isfinite(values).all():

@@ -75,3 +75,17 @@ def test_every_path_is_taken_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.setattr(_bins.np, "searchsorted", counted)
         np.testing.assert_array_equal(bin_index(edges, values), expected)
         assert len(calls) - before == searched
+
+
+def test_float32_and_integer_values_are_placed_as_float64() -> None:
+    """Values of other dtypes are compared as the search compares them, in float64."""
+    rng = np.random.default_rng(5)
+    edges = np.unique(np.quantile(rng.laplace(size=20_000), np.linspace(0, 1, 300)[1:-1]))
+    single = rng.laplace(size=60_000).astype(np.float32)
+    _check(edges, single)
+    # the first edge is no float32 number: the cells of float32 values computed in float32
+    # would be shifted by about five cells
+    edges = 1e6 + 0.03 + 0.05 * np.arange(200)
+    _check(edges, (1e6 + rng.uniform(0, 10, size=60_000)).astype(np.float32))
+    integers = rng.integers(-5, 6, size=60_000)
+    _check(np.unique(np.concatenate([edges, np.arange(-5.0, 6.0)])), integers)
