@@ -7,7 +7,7 @@ the same arrays in this process, best of ``--repeat`` runs, and the results are 
 
 - ``laplace``: 128 quantile edges of Laplace values (PrefixSum's differences, NoisyHist2's
   counts), a strided column of 300,000 calls;
-- ``placeholder``: 35 edges of a sparse vector's answers, most of them one placeholder value
+- ``placeholder``: 34 edges of a sparse vector's answers, most of them one placeholder value
   far below the others (SparseVectorTechnique3), 150,000 calls;
 - ``few``: 4,000 calls, where the binary search is kept (below 8,192).
 
