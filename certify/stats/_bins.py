@@ -2,7 +2,8 @@
 
 A binary search costs about 50 ns a value at a few hundred edges, and binned scores search
 every development call's coordinates many times in an audit (a tenth of its CPU at 1e7 calls).
-:func:`bin_index` gives the same numbers from a lookup table on an even grid: about 8 ns a value.
+:func:`bin_index` gives the same numbers from a lookup table on an even grid: about 11 ns a
+value (``benchmarks/bench_bins.py``).
 """
 
 from __future__ import annotations
