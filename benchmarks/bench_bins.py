@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import time
-from collections.abc import Callable
+import timeit
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,15 +43,6 @@ def _cases(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
-def _best(run: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def main() -> None:
     """Print each case's time with both functions and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -64,8 +54,10 @@ def main() -> None:
         expected = np.searchsorted(edges, values, side="right")
         if not np.array_equal(bin_index(edges, values), expected):
             raise SystemExit(f"{name}: bin_index differs from np.searchsorted")
-        search = _best(functools.partial(np.searchsorted, edges, values, side="right"), args.repeat)
-        table = _best(functools.partial(bin_index, edges, values), args.repeat)
+        search = min(timeit.repeat(
+            functools.partial(np.searchsorted, edges, values, side="right"), number=1, repeat=args.repeat
+        ))
+        table = min(timeit.repeat(functools.partial(bin_index, edges, values), number=1, repeat=args.repeat))
         print(f"{name:12s} {values.size:8d} {edges.size:6d} {1e3 * search:16.2f} {1e3 * table:13.2f} "
               f"{table / search:6.2f}")
 
