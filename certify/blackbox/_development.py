@@ -10,10 +10,9 @@ a function here:
    cross-fitted: events chosen on each half of its calls are counted on the other half, so a
    pair cannot win by a chance event: the value is a plug-in bound on calls that did not
    choose the event.
-3. :func:`final_round`: where the race could not tell its last pairs apart, the two best and
-   the leaders by its other readings (:func:`choose_finalists`) each get the chosen pair's
-   round, and the one whose best event (chosen as in 4) is better wins (not where the two best
-   each showed a settled histogram, :func:`all_settled`: the leader goes on).
+3. :func:`final_round`: where the race could not tell its last pairs apart, the two best each
+   get the chosen pair's round, and the one whose best event (chosen as in 4) is better wins
+   (not where each showed a settled histogram, :func:`all_settled`: the leader goes on).
 4. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
    while taking them from the reserve hardly costs the best event anything (:func:`extension`).
 
@@ -77,7 +76,6 @@ __all__ = [
     "Rows",
     "all_settled",
     "choose",
-    "choose_finalists",
     "dev_values",
     "develop",
     "extension",
@@ -147,8 +145,7 @@ the best of them: an event chosen on one half can fit that half's noise (a cut d
 linear score of many noisy coordinates), and held-out calls tell which family's events hold."""
 
 FINALISTS: Final = 2
-"""Pairs the final round takes in the race's order where the screening rounds could not tell
-them apart (leaders by its other readings may join them, :func:`choose_finalists`)."""
+"""Most pairs the final round compares where the screening rounds could not tell them apart."""
 
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
@@ -588,39 +585,6 @@ def all_settled(finalists: Sequence[int], shown: Sequence[Candidate]) -> bool:
     )
 
 
-def choose_finalists(raced: Race, index: Sequence[tuple[int, int]], budget: Budget) -> list[int]:
-    """The pairs the final round compares: the race's best two, and the leaders by its other readings.
-
-    The race orders its pairs by the held-out log ratio two standard deviations low
-    (:attr:`Candidate.key`), which no chance tail can lead, but which also favours a
-    well-counted weak event over a pair whose strength is in a tail or in a score that needs
-    more calls than a screening round has. Where the race ends with more than two pairs, the
-    pair that leads at one standard deviation (:attr:`Candidate.plug_in`) and the one that
-    leads by its plug-in bound at the reserve (:attr:`Candidate.held_out`) join the best two:
-    the final round (:func:`final_round`) judges them on all their calls with every family, so
-    a chance tail that leads a reading loses there, and only its round's calls are spent.
-    SparseVectorTechnique3 at 1e7 calls, sixteen seeds: 0.1087 against 0.0993 with the best two
-    alone (the pair worth about 0.12 reached the final round at three more seeds).
-
-    Finalists are dropped, last first, while their rounds would take over an eighth of the
-    reserve (each input's round beyond the winner's two comes from it); one is left where the
-    best two each last showed a settled histogram (:func:`all_settled`).
-    """
-    last = {c.pair: c for c in raced.shown}
-    chosen = list(raced.finalists[:FINALISTS])
-    if all_settled(chosen, raced.shown):
-        return chosen[:1]  # settled histograms: the race's counts measure them
-    for reading in (lambda p: last[p].plug_in, lambda p: last[p].held_out):
-        lead = max(raced.finalists, key=reading)  # ties: the race's order
-        if lead not in chosen:
-            chosen.append(lead)
-    while len(chosen) > 1 and budget.final * (
-        len({i for p in chosen for i in index[p]}) - 2
-    ) > budget.reserved // 4:
-        chosen.pop()
-    return chosen
-
-
 def extension(
     choice: Choice,
     dev_a: NDArray[np.float64],
@@ -936,7 +900,11 @@ def develop(
         note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
     )
     shown, per_input, spent = raced_out.shown, raced_out.per_input, raced_out.spent
-    finalists = choose_finalists(raced_out, index, budget)
+    finalists = raced_out.finalists[:FINALISTS]
+    if all_settled(finalists, shown):
+        finalists = finalists[:1]  # settled histograms: the race's counts measure them
+    if budget.final * (len({i for p in finalists for i in index[p]}) - 2) > budget.reserved // 4:
+        finalists = finalists[:1]  # the runner-up's round would take over an eighth of the reserve
     held: dict[int, Rows] = {}
     for i in (i for p in finalists for i in index[p] if i not in held):
         held[i] = raced_out.held[i] if i in raced_out.held else Rows(width, capacity)

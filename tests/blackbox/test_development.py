@@ -12,11 +12,9 @@ from numpy.typing import NDArray
 from certify.blackbox._development import (
     Budget,
     Candidate,
-    Race,
     Rows,
     _directed_counts,
     all_settled,
-    choose_finalists,
     develop,
     draw_calls,
     extension,
@@ -249,41 +247,6 @@ def test_the_final_round_is_skipped_only_where_every_finalist_last_showed_a_sett
     assert not all_settled([0, 2], [*shown, _showing(2, 1, False)])
     assert not all_settled([0, 1], [*shown, _showing(1, 2, None)])
     assert not all_settled([0, 3], shown)
-
-
-def _reading(pair: int, r: int, clear: float, plug_in: float, held_out: float) -> Candidate:
-    """A pair's showing in round ``r`` with the given readings (no settled histogram)."""
-    return attrs.evolve(_showing(pair, r, False), held_out=held_out, plug_in=plug_in,
-                        clear=(clear, 1.0))
-
-
-def test_the_final_round_takes_the_leaders_of_each_reading_beside_the_best_two() -> None:
-    """Pair 3 leads at one standard deviation and pair 4 by its plug-in bound: both join 0 and 1."""
-    shown = [_reading(5, 0, 0.05, 0.2, 0.9),  # out after round 0: its reading no longer counts
-             _reading(0, 1, 0.04, 0.06, 0.10), _reading(1, 1, 0.03, 0.05, 0.08),
-             _reading(2, 1, 0.02, 0.04, 0.07), _reading(3, 1, 0.01, 0.09, 0.09),
-             _reading(4, 1, 0.00, 0.03, 0.12)]
-    raced = Race([0, 1, 2, 3, 4], {}, shown, [100, 200], 1_000)
-    index = [(0, k) for k in range(1, 7)]  # one base input shared by every pair
-    wide = Budget((500, 500), (6, 3), final=100, reserved=10_000)
-    assert choose_finalists(raced, index, wide) == [0, 1, 3, 4]
-    # each input beyond the winner's two takes the final round's calls from the reserve of
-    # 20,000: at 1,500 calls, three more inputs (4,500) or two (3,000) are over an eighth of it
-    assert choose_finalists(raced, index, attrs.evolve(wide, final=1_500)) == [0, 1]
-    assert choose_finalists(raced, index, attrs.evolve(wide, final=1_000)) == [0, 1, 3]
-    # the best two lead every reading: nothing joins them
-    led = [*shown[:2], *(attrs.evolve(c, plug_in=0.0, held_out=0.0) for c in shown[2:])]
-    assert choose_finalists(attrs.evolve(raced, shown=led), index, wide) == [0, 1]
-    # one pair left: no final round
-    assert choose_finalists(attrs.evolve(raced, finalists=[2]), index, wide) == [2]
-
-
-def test_the_best_two_with_settled_histograms_go_on_alone() -> None:
-    """The race's counts measure settled histograms: the leader goes on, whatever leads elsewhere."""
-    shown = [_showing(0, 0, True), _showing(1, 0, True), _reading(2, 0, 0.0, 0.5, 0.5)]
-    raced = Race([0, 1, 2], {}, shown, [100], 300)
-    index = [(0, 1), (0, 2), (0, 3)]
-    assert choose_finalists(raced, index, Budget((300,), (3,), 10, 1_000)) == [0]
 
 
 @pytest.mark.parametrize("jitter", [False, True])
