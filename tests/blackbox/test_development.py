@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -13,12 +14,14 @@ from certify.blackbox._development import (
     Budget,
     Candidate,
     Rows,
+    _cross_fitted_showing,
     _directed_counts,
     all_settled,
     develop,
     draw_calls,
     extension,
     final_round,
+    held_out_first,
     plan_budget,
     race,
     unordered,
@@ -90,6 +93,61 @@ def test_held_out_counts_follow_the_direction_the_event_was_chosen_for() -> None
     # the inputs swapped and the outputs flipped: S = {1} is now common under both, and its
     # complement {0} is the set rare under b (the same calls, counted the other way round)
     assert _directed_counts(rare_under_a, 1 - fit_b, 1 - fit_a, 1 - val_b, 1 - val_a) == (20, 100, 60, 100)
+
+
+def _bits(n: int, second: float, rng: np.random.Generator) -> NDArray[np.float64]:
+    """Two bits per call: a fair one, and one that is 1 with probability ``second``."""
+    out: NDArray[np.float64] = np.column_stack([rng.random(n) < 0.5, rng.random(n) < second]).astype(
+        np.float64
+    )
+    return out
+
+
+def test_a_showing_keeps_the_event_that_holds_on_its_own_held_out_calls() -> None:
+    """Of the events a showing counts, the one whose own held-out counts are worth most is kept.
+
+    The first bit is fair under both inputs, the second 0.2 against 0.6: an event on the first
+    bit is worth nothing held out, whatever development value it showed.
+    """
+    rng = np.random.default_rng(0)
+    calls_a, calls_b = _bits(4_000, 0.2, rng), _bits(4_000, 0.6, rng)
+    signal = Choice("binned", LinearScore([0.0, 1.0], 0.0), 1, 0.5, 0.2, 0.2, 0.5, "binned[1]")
+    noise = Choice("histogram", LinearScore([1.0, 0.0], 0.0), 1, 0.5, 2.0, 2.0, 0.5, "histogram")
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return [noise, signal]
+
+    shown = _cross_fitted_showing(
+        0, 0, calls_a, calls_b, 100_000, develop, ("histogram", "binned"), alpha_per_rate=0.0152,
+        delta=0.0, target=None,
+    )
+    assert shown.held_event is signal
+    assert 0.9 < shown.held_value < math.log(3.0)  # log 3 = 1.10 less the margins
+    only_noise = _cross_fitted_showing(
+        0, 0, calls_a, calls_b, 100_000, lambda *args: [noise], ("histogram",),
+        alpha_per_rate=0.0152, delta=0.0, target=None,
+    )
+    assert only_noise.held_event is None and only_noise.held_value == 0.0
+
+
+def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> None:
+    """held_out_first: the last showing's event leads with its value where that is larger."""
+    final = [Choice("boosted", LinearScore([1.0], 0.0), 1, 0.5, 0.03, 0.5, 0.5, "boosted")]
+    race_event = Choice("linear", LinearScore([2.0], 0.0), 1, 1.3, 0.4, 0.6, 0.5, "linear")
+
+    def showing(event: Choice | None, value: float) -> Candidate:
+        return Candidate(0, 1, 100, race_event, 0.2, 0.1, held_event=event, held_value=value)
+
+    first = held_out_first(final, [showing(None, 0.0), showing(race_event, 0.12)])
+    assert [c.label for c in first] == ["linear", "boosted"]
+    assert first[0].value == 0.12 and first[0].threshold == race_event.threshold
+    assert held_out_first(final, [showing(race_event, 0.02)]) == final  # worth less: kept as chosen
+    # only the last showing counts: an earlier round's event is older evidence
+    assert held_out_first(final, [showing(race_event, 0.12), showing(None, 0.0)]) == final
+    assert held_out_first(final, []) == final  # one candidate pair: no race
 
 
 def test_a_pair_and_its_reverse_race_once() -> None:
