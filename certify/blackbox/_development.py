@@ -20,7 +20,7 @@ Each input's calls are held in one :class:`Rows` buffer, filled in place as roun
 
 Nothing here sees a reserved call: whatever these stages choose, the certificate stays valid.
 
-The module stays over 800 lines (about 950) because it holds one idea, how development calls are
+The module stays over 800 lines (about 1,000) because it holds one idea, how development calls are
 spent. The stages share the budget's constants, and each stage's cost is judged against the
 others (the race's share, the final round's, the growth's). Each stage is a function with its
 own tests in ``tests/blackbox/test_development.py``; splitting the race into a module of its own
@@ -411,11 +411,7 @@ def _cross_fitted_showing(
             tried.add(choice.family)
             counts = _directed_counts(choice, fit_a, fit_b, val_a, val_b)
             if counts[1] and counts[3]:
-                own = float(pessimistic_bound(
-                    np.array([counts[0]], dtype=np.float64), counts[1],
-                    np.array([counts[3] - counts[2]], dtype=np.float64), counts[3], reserved,
-                    reserved, alpha_per_rate, delta, DEV_LEVEL, target=target,
-                )[0])
+                own = _held_out_value(counts, reserved, alpha_per_rate, delta, DEV_LEVEL, target)
                 if own > held[1]:
                     held = (choice, own)
             total = pooled.setdefault(choice.family, [0, 0, 0, 0])
@@ -427,17 +423,31 @@ def _cross_fitted_showing(
     for family, (rare, n_rare, hits, n_hits) in pooled.items():
         if n_rare == 0 or n_hits == 0:
             continue
-        held_out = float(pessimistic_bound(
-            np.array([rare], dtype=np.float64), n_rare,
-            np.array([n_hits - hits], dtype=np.float64), n_hits, reserved, reserved,
-            alpha_per_rate, delta, 0.5, target=target,
-        )[0])
+        held_out = _held_out_value(
+            (rare, n_rare, hits, n_hits), reserved, alpha_per_rate, delta, 0.5, target
+        )
         low, high = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta, SCREEN_LEVEL)
         far = _log_ratio_interval(rare, n_rare, n_hits - hits, n_hits, delta, CLEAR_LEVEL)
         shown.append(Candidate(pair, r, calls_a.shape[0], chosen[family], held_out, low, high, far, *held))
     if not shown:
         return Candidate(pair, r, calls_a.shape[0], None, -1.0, -math.inf, -math.inf)
     return max(shown, key=lambda c: c.key)
+
+
+def _held_out_value(
+    counts: Sequence[int], reserved: int, alpha_per_rate: float, delta: float, level: float,
+    target: Target | None,
+) -> float:
+    """The expected bound at ``reserved`` calls per input of held-out counts.
+
+    ``counts`` is ``(rare, n_rare, hits, n_hits)`` (:func:`_directed_counts`); the rates are
+    bounded at one-sided ``level`` (0.5: plug-in).
+    """
+    rare, n_rare, hits, n_hits = counts
+    return float(pessimistic_bound(
+        np.array([rare], dtype=np.float64), n_rare, np.array([n_hits - hits], dtype=np.float64),
+        n_hits, reserved, reserved, alpha_per_rate, delta, level, target=target,
+    )[0])
 
 
 def _directed_counts(
