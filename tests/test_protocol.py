@@ -489,6 +489,30 @@ def test_nonlinear_estimator_round_trips_through_skops(make_table: TableFactory,
     assert cert.false_negatives == int((~forest.predict(rows_b)).sum())
 
 
+def test_a_deferred_skops_score_is_stored_when_first_needed_and_then_kept() -> None:
+    """A deferred score holds no bytes until asked; then one set, the record's, round-trips."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from certify.protocol import SkopsScore
+    from certify.protocol.scores import LinearScore, score_model_from_json
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    trees = HistGradientBoostingClassifier(max_iter=3, random_state=0).fit(X, X[:, 0] > 0)
+    deferred = SkopsScore.from_estimator(trees, "decision_function", deferred=True)
+    assert deferred._stored == []
+    np.testing.assert_array_equal(deferred.score(X), trees.decision_function(X))
+    assert deferred._stored == []  # scoring needs no bytes
+    record = deferred.to_json()
+    assert deferred._stored and deferred.blob == deferred._stored[0]
+    assert record["sha256"] == deferred.sha256  # the same bytes at every later use
+    back = score_model_from_json(record)
+    assert back == deferred and hash(back) == hash(deferred)
+    np.testing.assert_array_equal(back.score(X), deferred.score(X))
+    eager = SkopsScore.from_estimator(trees, "decision_function")
+    assert eager._stored and eager != LinearScore((1.0, 0.0), 0.0)
+
+
 def test_fixed_test_round_trips_through_json(make_table: TableFactory) -> None:
     """A linear FixedTest rebuilt from its JSON entry equals the original and predicts the same."""
     split = make_table((20, 20)).split(0.5, seed=0)

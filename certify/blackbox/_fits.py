@@ -384,7 +384,7 @@ def _sklearn_model(
         return LinearScore(coef.tolist(), intercept), "logistic"
     est.fit(X, y)
     del X
-    return SkopsScore.from_estimator(est, "decision_function"), "boosted"
+    return SkopsScore.from_estimator(est, "decision_function", deferred=True), "boosted"
 
 
 def _cross_fitted(

@@ -92,9 +92,11 @@ def _is_sklearn_class(name: str) -> bool:
 
 
 @final
-@attrs.frozen
+@attrs.frozen(eq=False)
 class SkopsScore:
     """A fitted scikit-learn estimator stored with ``skops.io`` (loads only trusted types).
+
+    Two scores are equal when their stored bytes and response are.
 
     Attributes
     ----------
@@ -106,24 +108,54 @@ class SkopsScore:
         SHA-256 of ``blob``.
     """
 
-    blob: bytes = attrs.field(repr=False)
     response: _sklearn.Response
-    sha256: str
-    _model: Any = attrs.field(default=None, eq=False, repr=False, alias="_model")
+    _model: Any = attrs.field(repr=False, alias="_model")
+    _stored: list[bytes] = attrs.field(factory=list, repr=False, alias="_stored")
+    """The skops bytes once made (empty until then; see :meth:`from_estimator`)."""
 
     @classmethod
-    def from_estimator(cls, model: object, response: _sklearn.Response) -> SkopsScore:
-        """Serialize a fitted estimator."""
-        import skops.io as sio
+    def from_estimator(
+        cls, model: object, response: _sklearn.Response, *, deferred: bool = False
+    ) -> SkopsScore:
+        """Serialize a fitted estimator.
 
-        try:
-            blob = sio.dumps(model)
-        except Exception as exc:
-            raise EstimatorError(
-                f"the fitted {type(model).__name__} cannot be stored with skops.io ({exc}); use a "
-                "linear classifier or a scikit-learn estimator skops supports."
-            ) from exc
-        return cls(blob, response, hashlib.sha256(blob).hexdigest(), _model=model)
+        ``deferred``: store it only when its bytes are first needed (a record, a comparison):
+        for an estimator that no one else holds, so that it cannot change in between. A
+        mechanism audit fits boosted trees for every chosen pair and registers them rarely;
+        ``skops.io`` alone takes most of a second to import.
+        """
+        score = cls(response, _model=model)
+        if not deferred:
+            _ = score.blob
+        return score
+
+    @property
+    def blob(self) -> bytes:
+        """The ``skops.io.dumps`` bytes (made on first use for a deferred score)."""
+        if not self._stored:
+            import skops.io as sio
+
+            try:
+                self._stored.append(sio.dumps(self._model))
+            except Exception as exc:
+                raise EstimatorError(
+                    f"the fitted {type(self._model).__name__} cannot be stored with skops.io "
+                    f"({exc}); use a linear classifier or a scikit-learn estimator skops supports."
+                ) from exc
+        return self._stored[0]
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 of :attr:`blob`."""
+        return hashlib.sha256(self.blob).hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SkopsScore):
+            return NotImplemented
+        return (self.response, self.blob) == (other.response, other.blob)
+
+    def __hash__(self) -> int:
+        return hash((self.response, self.blob))
 
     @classmethod
     def from_blob(cls, blob: bytes, response: _sklearn.Response, sha256: str) -> SkopsScore:
@@ -149,7 +181,7 @@ class SkopsScore:
             model = sio.loads(blob, trusted=untrusted)
         except Exception as exc:
             raise RecordError(f"the stored model could not be loaded ({exc}).") from exc
-        return cls(blob, response, sha256, _model=model)
+        return cls(response, _model=model, _stored=[blob])
 
     def score(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Scores of the rows of ``X``."""
