@@ -54,11 +54,16 @@ print(json.dumps({"bound": audit.certificate.epsilon_lower, "chosen": audit.chos
 
 
 def _run(name: str, budget: float, seed: int, tests: str) -> dict[str, Any]:
-    """One audit in a child process: its JSON line, with the whole process's CPU seconds and peak MB."""
+    """One audit in a child process: its JSON line, with the whole process's CPU seconds and peak MB.
+
+    The child runs with ``-P``: it imports certify as this Python does (``PYTHONPATH`` first, then
+    the installed package), not from the working directory, so ``PYTHONPATH=other/checkout``
+    audits that checkout's code wherever the bench is started.
+    """
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD, name, str(budget), str(seed), tests], capture_output=True,
+            [sys.executable, "-P", "-c", _CHILD, name, str(budget), str(seed), tests], capture_output=True,
             text=True, env={**env, "CERTIFY_LEDGER": os.path.join(folder, "user.ledger")},
             check=False,
         )
@@ -117,16 +122,19 @@ def main() -> None:
             if budget >= 1e7 and min(bounds) < 0.8 * mean:
                 flags.append("a seed below 0.8 x mean")
             cpu = _mean([r["cpu_s"] for r in runs])
-            their_cpu = _mean([r["cpu_s"] for r in theirs])
             rss = max(r["peak_rss_mb"] for r in runs)
-            their_rss = max((r["peak_rss_mb"] for r in theirs), default=math.nan)
-            their_bounds = ", ".join(f"{r['lower_bound']:.3f}" for r in theirs)
-            their = f"{their_mean:.4f} ({their_bounds})" if theirs else "-"
             ours = ", ".join(f"{b:.3f}" for b in bounds)
-            print(f"| {name} | {budget:.0e} | {their} | {mean:.4f} ({ours}) "
-                  f"| {min(bounds) / mean if mean > 0 else math.nan:.2f} "
-                  f"| {cpu:.1f} / {their_cpu:.1f} = {cpu / their_cpu:.2f} "
-                  f"| {rss:.0f} / {their_rss:.0f} | {'; '.join(flags)} |", flush=True)
+            if theirs:  # no DP-Sniper runs at this budget: its cells say so, not nan
+                their_cpu = _mean([r["cpu_s"] for r in theirs])
+                their_bounds = ", ".join(f"{r['lower_bound']:.3f}" for r in theirs)
+                their = f"{their_mean:.4f} ({their_bounds})"
+                cpu_cell = f"{cpu:.1f} / {their_cpu:.1f} = {cpu / their_cpu:.2f}"
+                rss_cell = f"{rss:.0f} / {max(r['peak_rss_mb'] for r in theirs):.0f}"
+            else:
+                their, cpu_cell, rss_cell = "-", f"{cpu:.1f} / -", f"{rss:.0f} / -"
+            share = f"{min(bounds) / mean:.2f}" if mean > 0 else "-"
+            print(f"| {name} | {budget:.0e} | {their} | {mean:.4f} ({ours}) | {share} "
+                  f"| {cpu_cell} | {rss_cell} | {'; '.join(flags)} |", flush=True)
     if sink is not None:
         sink.close()
 
