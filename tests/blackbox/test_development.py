@@ -11,6 +11,8 @@ import pytest
 from numpy.typing import NDArray
 
 from certify.blackbox._development import (
+    SCREEN_ALSO,
+    SCREEN_FAMILIES,
     Budget,
     Candidate,
     Rows,
@@ -131,6 +133,35 @@ def test_a_showing_keeps_the_event_that_holds_on_its_own_held_out_calls() -> Non
         alpha_per_rate=0.0152, delta=0.0, target=None,
     )
     assert only_noise.held_event is None and only_noise.held_value == 0.0
+
+
+def test_a_showing_counts_the_linear_event_even_below_three_better_looking_families() -> None:
+    """Three families' events on the fair bit look best on their half; the linear one still counts.
+
+    The first bit is fair under both inputs, the second 0.2 against 0.6: only the linear event
+    (on the second bit), ranked last by development value, holds on held-out calls.
+    """
+    rng = np.random.default_rng(1)
+    calls_a, calls_b = _bits(4_000, 0.2, rng), _bits(4_000, 0.6, rng)
+    fair = LinearScore([1.0, 0.0], 0.0)
+    noise = [Choice(f, fair, 1, 0.5, v, v, 0.5, f) for f, v in
+             (("histogram", 3.0), ("coordinate", 2.5), ("binned", 2.0))]
+    signal = Choice("linear", LinearScore([0.0, 1.0], 0.0), 1, 0.5, 0.1, 0.1, 0.5, "linear")
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return [*noise, signal]
+
+    families: tuple[Family, ...] = ("histogram", "coordinate", "binned", "linear")
+    shown = _cross_fitted_showing(
+        0, 0, calls_a, calls_b, 100_000, develop, families, alpha_per_rate=0.0152, delta=0.0,
+        target=None,
+    )
+    assert "linear" in SCREEN_ALSO and len(noise) == SCREEN_FAMILIES
+    assert shown.choice is signal and shown.held_event is signal
+    assert shown.clear[0] > 0.5  # log 3 = 1.10, two standard deviations low
 
 
 def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> None:
