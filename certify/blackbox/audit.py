@@ -399,6 +399,13 @@ def audit_mechanism(
                  "calls_per_input": n}
                 for p, c, n in dev.finalists
             ],
+            "checked_on_fresh_calls": {
+                "calls_per_input": dev.check_calls,
+                "tests": [
+                    {"test": c.label, "threshold": c.threshold, "value": c.value, "held_out": v}
+                    for c, v in dev.checked
+                ],
+            },
             "reserved_split": [reserved_a, reserved_b],
             "families": list(families),
             "claim": None if claim is None else claim.describe(),

@@ -19,6 +19,7 @@ from certify.blackbox._development import (
     _cross_fitted_showing,
     _directed_counts,
     all_settled,
+    checked_first,
     develop,
     draw_calls,
     extension,
@@ -179,6 +180,41 @@ def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> 
     # only the last showing counts: an earlier round's event is older evidence
     assert held_out_first(final, [showing(race_event, 0.12), showing(None, 0.0)]) == final
     assert held_out_first(final, []) == final  # one candidate pair: no race
+
+
+def test_fresh_calls_put_the_event_that_holds_before_a_chance_tail() -> None:
+    """checked_first: a leading tail cut of noise falls behind an event that holds.
+
+    Whatever its development value, the cut of a null coordinate shows nothing on calls that
+    did not choose it (ties keep development order); a leader that holds keeps its place.
+    """
+    rng = np.random.default_rng(5)
+
+    def outputs(shift: float, n: int) -> NDArray[np.float64]:  # coordinate 0 moves, 1 is noise
+        return np.column_stack([rng.normal(shift, 1.0, n), rng.normal(0.0, 1.0, n)])
+
+    tail = Choice("coordinate", LinearScore([0.0, 1.0], 0.0), 1, 1.5, 0.3, 0.6, 0.5, "coordinate[1]")
+    real = Choice("coordinate", LinearScore([1.0, 0.0], 0.0), 1, 0.0, 0.05, 0.1, 0.5, "coordinate[0]")
+    null = Choice("coordinate", LinearScore([0.0, 1.0], 0.0), 1, 0.0, 0.01, 0.02, 0.5, "coordinate[1]")
+    sel_a, sel_b = outputs(0.0, 20_000), outputs(0.2, 20_000)
+    fresh = [(0, outputs(0.0, 30_000)), (1, outputs(0.2, 30_000)), (0, outputs(0.0, 30_000)),
+             (1, outputs(0.2, 30_000))]
+    kwargs: dict[str, Any] = {"alpha_per_rate": 0.0128, "delta": 0.0, "target": None}
+    found, values = checked_first([tail, real, null], sel_a, sel_b, iter(fresh), 1_000_000, **kwargs)
+    assert found == [real, tail, null]  # the two that show nothing keep their development order
+    assert values[0] > 0.1 and values[1] == values[2] == 0.0
+    assert [c.value for c in found] == [0.05, 0.3, 0.01]  # development values, unchanged
+    held, held_values = checked_first([real, tail, null], sel_a, sel_b, iter(fresh), 1_000_000, **kwargs)
+    assert held == [real, tail, null] and held_values == values  # the leader holds: kept
+    shown = checked_first([null, real, tail], sel_a, sel_b, iter(fresh), 1_000_000, **kwargs)
+    assert shown[0] == [real, null, tail] and shown[1][1:] == [0.0, 0.0]
+    # only the first CHECKED are counted; the rest follow in development order
+    five = [tail, tail, tail, tail, real]
+    assert checked_first(five, sel_a, sel_b, iter(fresh), 1_000_000, **kwargs)[0] == five
+    # no fresh calls of one input: nothing is valued, nothing moves
+    assert checked_first([tail, real], sel_a, sel_b, iter(fresh[:1]), 1_000_000, **kwargs) == (
+        [tail, real], [0.0, 0.0]
+    )
 
 
 def test_a_pair_and_its_reverse_race_once() -> None:
@@ -382,7 +418,8 @@ def test_development_with_the_final_rounds_loser_stays_within_its_share() -> Non
     """Mirror pairs of a sharp Laplace law both go to the final round; the chosen one grows.
 
     The loser's final round is development too: counted, development stays within
-    EXTEND_MAX_SHARE of the budget.
+    EXTEND_MAX_SHARE of the budget before the leading events are counted on CHECK_SHARE of
+    the reserve left.
     """
     import certify.blackbox._development as development
 
@@ -395,4 +432,6 @@ def test_development_with_the_final_rounds_loser_stays_within_its_share() -> Non
     )
     assert len(out.finalists) == 2
     assert out.per_round[-1] > plan_budget(calls, 2, 3, 0.1, 1).final  # grown
-    assert out.development_calls <= development.EXTEND_MAX_SHARE * calls
+    grown = out.development_calls - 2 * out.check_calls
+    assert grown <= development.EXTEND_MAX_SHARE * calls
+    assert out.check_calls == int(development.CHECK_SHARE * ((calls - grown) // 2)) > 0
