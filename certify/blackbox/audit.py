@@ -27,6 +27,8 @@ from certify.blackbox._development import Candidate, develop
 from certify.blackbox.events import Choice, resolve_families
 from certify.claims import AnyClaim, Claim, GDPClaim, Inconclusive, ProfileClaim, Refuted, ZCDPClaim, refute
 from certify.data.draws import (
+    FRESHNESS_BATCHES,
+    FRESHNESS_CALLS,
     Mechanism,
     call_mechanism,
     canonical_input,
@@ -96,7 +98,11 @@ class MechanismAudit:
     level_used : float
         This evaluation's own level, ``1 - (1 - confidence_level) * 6 / (pi^2 k^2)``.
     calls : int
-        The budget, development and reserved calls together.
+        The budget: setup, development and reserved calls together.
+    setup_calls : int
+        Calls that check the mechanism before development, part of the budget: one for its
+        output width and ``FRESHNESS_BATCHES * FRESHNESS_CALLS`` per distinct input for its use
+        of ``rng`` (:func:`~certify.data.draws.check_fresh_randomness`).
     development_calls : int
         Calls spent on development (all candidate pairs).
     reserved_calls : Mapping[str, int]
@@ -124,6 +130,7 @@ class MechanismAudit:
     confidence_level: float
     level_used: float
     calls: int
+    setup_calls: int
     development_calls: int
     reserved_calls: Mapping[str, int]
     inputs: tuple[tuple[str, str], ...]
@@ -337,16 +344,22 @@ def audit_mechanism(
     alpha_plan = rate_level((1.0 - confidence_level) * evaluation_share(earlier + 1))
 
     # -- development: every choice, on calls that are never reused --------------------------
+    distinct = {label: x for pair in pairs for label, x in pair}
+    setup = 1 + FRESHNESS_BATCHES * FRESHNESS_CALLS * len(distinct)
+    if calls - setup < 2:
+        raise ParameterError(
+            f"calls={calls} leaves no reserved calls after the {setup} calls that check the "
+            "mechanism before development; give a larger budget (at least a few thousand calls)."
+        )
     root = np.random.SeedSequence(seed)
     probe = call_mechanism(
         mechanism, pairs[0][0][1], 1, np.random.default_rng(root.spawn(1)[0]), name=readable,
         label=pairs[0][0][0], width=None,
     )
     width = probe.shape[1]
-    distinct = {label: x for pair in pairs for label, x in pair}
     check_fresh_randomness(mechanism, list(distinct.items()), name=readable, width=width, seed=seed)
     dev = develop(
-        mechanism, pairs, calls=calls, seed=seed, width=width, name=readable, families=families,
+        mechanism, pairs, calls=calls - setup, seed=seed, width=width, name=readable, families=families,
         dev_fraction=float(dev_fraction), alpha_per_rate=alpha_plan, delta=delta, target=target,
         note=_development_note(progress),
     )
@@ -392,6 +405,7 @@ def audit_mechanism(
         annotations={
             "candidate_pairs": [[a[0], b[0]] for a, b in pairs],
             "raced_pairs": [[pairs[p][0][0], pairs[p][1][0]] for p in dev.raced],
+            "setup_calls": setup,
             "development_calls_per_input_by_round": dev.per_round,
             "chosen_pair_development_calls_per_input": dev.chosen_calls,
             "final_round": [
@@ -438,6 +452,7 @@ def audit_mechanism(
         confidence_level=confidence_level,
         level_used=float(proto["level_used"]),
         calls=calls,
+        setup_calls=setup,
         development_calls=dev.development_calls,
         reserved_calls={la: reserved_a, lb: reserved_b},
         inputs=tuple((a[0], b[0]) for a, b in pairs),

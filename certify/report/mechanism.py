@@ -219,9 +219,10 @@ def mechanism_markdown(
         "",
         STATUS_MEANING["Diagnostic"],
         "",
-        f"{audit.development_calls} development calls chose the input pair, the test family, "
-        f"its orientation and threshold; {sum(audit.reserved_calls.values())} reserved calls "
-        "were made afterwards, once. Each row is a candidate judged on development calls: its "
+        f"{audit.setup_calls} calls checked the mechanism's output width and its use of the "
+        f"generator; {audit.development_calls} development calls then chose the input pair, the "
+        f"test family, its orientation and threshold; {sum(audit.reserved_calls.values())} "
+        "reserved calls were made afterwards, once. Each row is a candidate judged on development calls: its "
         "value predicts the certified bound with pessimistic development rates (a ranking "
         "score, no bound).",
         "",
@@ -305,6 +306,7 @@ def write_mechanism_report(
         extra={
             "mechanism": audit.identity,
             "calls": audit.calls,
+            "setup_calls": audit.setup_calls,
             "development_calls": audit.development_calls,
             "reserved_calls": dict(audit.reserved_calls),
             "seconds": round(audit.seconds, 3),

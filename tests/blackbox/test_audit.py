@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 import certify as cf
 from certify.blackbox._development import SCREEN_CALLS, SCREEN_MAX_SHARE, plan_budget
+from certify.data.draws import FRESHNESS_BATCHES, FRESHNESS_CALLS
 from certify.data.stream import CHUNK_CALLS, ReservedStream
 from certify.protocol.ledger import evaluation_share
 from certify.stats.binomial import clopper_pearson_upper, epsilon_lower_from_error_bounds
@@ -57,11 +58,18 @@ def test_laplace_certificate_is_positive_and_below_the_truth(ledger: cf.Ledger, 
 
 
 def test_calls_are_spent_exactly(ledger: cf.Ledger, seed: int) -> None:
-    """Development and reserved calls add up to at most the budget and counts match the record."""
-    audit = cf.audit_mechanism(laplace, 0.0, 1.0, calls=123_457, ledger=ledger, seed=seed, progress=False)
+    """Setup, development and reserved calls add up to the budget: the mechanism makes no more."""
+    made = [0]
+
+    def counted(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        made[0] += n
+        return laplace(x, n, rng)
+
+    audit = cf.audit_mechanism(counted, 0.0, 1.0, calls=123_457, ledger=ledger, seed=seed, progress=False)
     reserved = sum(audit.reserved_calls.values())
-    assert audit.development_calls + reserved <= 123_457
-    assert audit.development_calls + reserved >= 123_457 - 2
+    assert audit.setup_calls == 1 + 2 * FRESHNESS_BATCHES * FRESHNESS_CALLS
+    assert made[0] == audit.setup_calls + audit.development_calls + reserved
+    assert 123_457 - 2 <= made[0] <= 123_457
     c = audit.certificate
     assert (c.n_class0, c.n_class1) == tuple(audit.reserved_calls.values())
     assert audit.record.content["data"]["reserved_counts"] == dict(audit.reserved_calls)
