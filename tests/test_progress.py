@@ -127,6 +127,7 @@ def test_terminal_without_a_size_gets_lines() -> None:
     """A pseudo-terminal that reports width 0 (where tqdm draws a blank line) gets whole lines."""
     import os
     import pty
+    import select
 
     master, slave = pty.openpty()
     try:
@@ -136,7 +137,13 @@ def test_terminal_without_a_size_gets_lines() -> None:
                 for _ in range(3):
                     bar.update()
             stream.flush()
-        text = os.read(master, 10_000).decode()
+        # a pseudo-terminal hands its output over in pieces: read until nothing more comes
+        chunks = []
+        while select.select([master], [], [], 1.0)[0]:
+            chunks.append(os.read(master, 10_000))
+            if b"3/3" in b"".join(chunks) and chunks[-1].endswith(b"\n"):
+                break
+        text = b"".join(chunks).decode()
     finally:
         os.close(master)
         os.close(slave)
