@@ -259,6 +259,36 @@ def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
     assert values == sorted(values, reverse=True)
 
 
+def test_final_round_compares_finalists_with_the_families_they_raced_with() -> None:
+    """Given the race's families, the finalists are compared with those alone; the winner gets the rest."""
+    inputs = [0.5, 0.52, 0.6]
+    held = {i: Rows(2, 20_000) for i in range(3)}
+    for i, rows in held.items():
+        draw_calls(_jittered_coin, np.array([inputs[i]]), 20_000, np.random.SeedSequence(i), "coin",
+                   "x", rows)
+    asked: list[tuple[int, tuple[str, ...]]] = []
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        asked.append((int(b[0, 0] * 1e6), tuple(fams)))
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=0, dev_level=level)
+
+    index = [(0, 1), (0, 2)]
+    won, found, shown = final_round(
+        [0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152, ("linear", "coordinate")
+    )
+    assert won == 1 and found is not None
+    # in family order, whatever order the race's families came in
+    assert [fams for _, fams in asked[:2]] == [("coordinate", "linear")] * 2
+    assert all(c.family in ("coordinate", "linear") for _, c, _ in shown)
+    rest = tuple(f for f in VALUE_FAMILIES if f not in ("coordinate", "linear"))
+    assert asked[2] == (int(held[2].rows[0, 0] * 1e6), rest) and len(asked) == 3
+    assert {c.family for c in found} >= {"coordinate", "linear", "boosted"}
+
+
 def test_extension_grows_where_the_reserve_hardly_notices() -> None:
     """Rates 0.5 against 0.3 with 9e5 reserved calls: cheap to grow; 0.01 against 0.002 at 2e4: not."""
     event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
