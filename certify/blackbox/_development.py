@@ -748,11 +748,14 @@ def choose(
     target: Target | None,
     found: list[Choice] | None = None,
     spent: int | None = None,
+    pending: Sequence[Family] = (),
 ) -> tuple[list[Choice], NDArray[np.float64], NDArray[np.float64], int]:
     """The chosen pair's event: every family on its calls, after the round grows.
 
-    ``found``: every family's best event on the calls held, where the final round already
-    chose them (:func:`final_round`). ``spent``: every development call already made
+    ``found``: the best events on the calls held of every family but ``pending``, where the
+    final round already chose them (:func:`final_round`); the round's growth is judged on
+    the best of them, and ``pending`` are fitted on the calls the choice ends with (once:
+    after the growth where there is one). ``spent``: every development call already made
     (:func:`extension`).
 
     Returns
@@ -783,10 +786,15 @@ def choose(
         more(extra)
         dev_a, dev_b = rows_a.rows, rows_b.rows
         best = found[0].value
-        again = [f for f in families if any(
+        again = [f for f in families if f in pending or any(
             c.family == f and c.value >= _KEEP_FAMILIES * best for c in found
         )]
         found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, DEV_LEVEL) or found
+    elif pending:
+        found = ranked(
+            [*found, *develop(dev_a, dev_b, pending, budget.reserved, alpha_per_rate, DEV_LEVEL)],
+            families,
+        )
     return found, dev_a, dev_b, extra
 
 
@@ -799,7 +807,7 @@ def final_round(
     reserved: int,
     alpha_per_rate: float,
     raced: Sequence[Family] = (),
-) -> tuple[int, list[Choice] | None, list[tuple[int, Choice, int]]]:
+) -> tuple[int, list[Choice] | None, list[tuple[int, Choice, int]], list[Family]]:
     """The chosen pair: the one finalist, or the finalist whose best event is best.
 
     Where the screening rounds could not tell the last pairs apart, each finalist's events are
@@ -808,21 +816,22 @@ def final_round(
     comparison the race could not make on part of its calls, made on the calls that will
     choose the registered event. The finalists are compared with ``raced``, the families of
     the events their last screening showings counted (every family but boosted trees where
-    that is empty); the other families are fitted for the winner alone. Fitting every family
-    for every finalist doubled the costliest stage of an audit at 1e7 calls for pairs the race
-    had already found alike (PrefixSum: 7.2 of 19 CPU seconds). The final round of a finalist
-    that loses is taken from the reserve (one input's share where the finalists share an
-    input).
+    that is empty); the other families are left for the winner alone (:func:`choose` fits
+    them, after the round grows if it does). Fitting every family for every finalist doubled
+    the costliest stage of an audit at 1e7 calls for pairs the race had already found alike
+    (PrefixSum: 7.2 of 19 CPU seconds). The final round of a finalist that loses is taken from
+    the reserve (one input's share where the finalists share an input).
 
     Returns
     -------
-    (int, list of Choice or None, list of (int, Choice, int))
-        The chosen pair, its events (None: one finalist, not yet chosen) and every finalist's
+    (int, list of Choice or None, list of (int, Choice, int), list of str)
+        The chosen pair, its events (None: one finalist, not yet chosen), every finalist's
         best event of the families compared with its calls per input, the winner first (empty
-        for one finalist).
+        for one finalist), and the families still to fit for the winner (empty where its best
+        event is a settled histogram: no other family's event can beat it).
     """
     if len(finalists) == 1:
-        return finalists[0], None, []
+        return finalists[0], None, [], []
     compared: tuple[Family, ...] = (
         tuple(f for f in families if f in raced)
         or tuple(f for f in families if f != "boosted") or tuple(families)
@@ -838,12 +847,8 @@ def final_round(
     won = order[0]
     shown = [(p, found[p][0], int(held[index[p][0]].rows.shape[0])) for p in order if found[p]]
     events = found[won]
-    if len(compared) < len(families) and events and not events[0].settled:
-        rows_a, rows_b = held[index[won][0]].rows, held[index[won][1]].rows
-        rest = [f for f in families if f not in compared]
-        events = ranked([*events, *develop(rows_a, rows_b, rest, reserved, alpha_per_rate, DEV_LEVEL)],
-                        families)
-    return won, events or None, shown
+    pending = [f for f in families if f not in compared] if events and not events[0].settled else []
+    return won, events or None, shown, pending
 
 
 def held_out_first(found: list[Choice], shown: Sequence[Candidate]) -> list[Choice]:
@@ -1105,7 +1110,7 @@ def develop(
         draw(i, rounds - 1, final, held[i])
     last = {c.pair: c for c in shown if c.pair in finalists}
     raced_families = {e.family for c in last.values() for e in (c.choice, c.held_event) if e is not None}
-    won, found, shown_final = final_round(
+    won, found, shown_final, pending = final_round(
         finalists, index, held, families, choose_for, budget.reserved, alpha_per_rate,
         tuple(raced_families),
     )
@@ -1121,7 +1126,7 @@ def develop(
     found, dev_a, dev_b, extra = choose(
         rows_a, rows_b, families, choose_for, more,
         budget, calls, alpha_per_rate=alpha_per_rate, delta=delta, target=target, found=found,
-        spent=spent + final_calls,
+        spent=spent + final_calls, pending=pending,
     )
     found = held_out_first(found, [c for c in shown if c.pair == won])
     development_calls = spent + final_calls + 2 * extra

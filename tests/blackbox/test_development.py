@@ -20,6 +20,7 @@ from certify.blackbox._development import (
     _directed_counts,
     all_settled,
     checked_first,
+    choose,
     develop,
     draw_calls,
     extension,
@@ -246,15 +247,24 @@ def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
                             delta=0.0, seed=0, dev_level=level)
 
     index = [(0, 1), (0, 2)]
-    won, found, shown = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152)
+    won, found, shown, pending = final_round(
+        [0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152
+    )
     assert won == 1 and found is not None and not found[0].settled
     assert [p for p, _, _ in shown] == [1, 0] and shown[0][1].family != "boosted"
-    compared = [fams for _, fams in asked[:2]]
+    compared = [fams for _, fams in asked]
     assert all("boosted" not in fams and len(fams) == len(VALUE_FAMILIES) - 1 for fams in compared)
-    # the third fit is the winner's (its input b is 0.6's), boosted trees only
-    assert asked[2] == (int(held[2].rows[0, 0] * 1e6), ("boosted",))
-    assert len(asked) == 3
-    assert "boosted" in {c.family for c in found}
+    assert len(asked) == 2 and pending == ["boosted"]  # left for the winner
+    # choose fits them on the winner's calls (its input b is 0.6's), and ranks them in
+    more_asked: list[int] = []
+    budget = plan_budget(10_000_000, 2, 3, 0.1, 2)
+    found, _, _, extra = choose(
+        held[0], held[2], VALUE_FAMILIES, develop, more_asked.append, budget, 10_000_000,
+        alpha_per_rate=0.0152, delta=0.0, target=None, found=found, pending=pending,
+    )
+    assert asked[2][0] == int(held[2].rows[0, 0] * 1e6)
+    assert ("boosted" in asked[2][1]) and "boosted" in {c.family for c in found}
+    assert (extra > 0) == bool(more_asked)
     values = [c.value - (0.01 if c.family == "boosted" else 0.0) for c in found]
     assert values == sorted(values, reverse=True)
 
@@ -277,16 +287,15 @@ def test_final_round_compares_finalists_with_the_families_they_raced_with() -> N
                             delta=0.0, seed=0, dev_level=level)
 
     index = [(0, 1), (0, 2)]
-    won, found, shown = final_round(
+    won, found, shown, pending = final_round(
         [0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152, ("linear", "coordinate")
     )
     assert won == 1 and found is not None
     # in family order, whatever order the race's families came in
-    assert [fams for _, fams in asked[:2]] == [("coordinate", "linear")] * 2
+    assert [fams for _, fams in asked] == [("coordinate", "linear")] * 2
     assert all(c.family in ("coordinate", "linear") for _, c, _ in shown)
-    rest = tuple(f for f in VALUE_FAMILIES if f not in ("coordinate", "linear"))
-    assert asked[2] == (int(held[2].rows[0, 0] * 1e6), rest) and len(asked) == 3
-    assert {c.family for c in found} >= {"coordinate", "linear", "boosted"}
+    assert {c.family for c in found} <= {"coordinate", "linear"}
+    assert pending == [f for f in VALUE_FAMILIES if f not in ("coordinate", "linear")]
 
 
 def test_extension_grows_where_the_reserve_hardly_notices() -> None:
@@ -375,13 +384,13 @@ def test_final_round_takes_the_finalist_whose_event_is_best_on_all_its_calls() -
                             delta=0.0, seed=0, dev_level=level)
 
     index = [(0, 1), (0, 2)]
-    won, found, shown = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152)
+    won, found, shown, _ = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152)
     assert won == 1 and found is not None
     assert [p for p, _, _ in shown] == [1, 0]
     assert shown[0][1].value == found[0].value > shown[1][1].value
     assert all(n == 40_000 for _, _, n in shown)
     # one finalist: nothing to compare, its events are chosen later
-    assert final_round([0], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152) == (0, None, [])
+    assert final_round([0], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152) == (0, None, [], [])
 
 
 def _showing(pair: int, r: int, settled: bool | None) -> Candidate:
