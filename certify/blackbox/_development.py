@@ -1109,10 +1109,10 @@ def develop(
     for i in held:
         draw(i, rounds - 1, final, held[i])
     last = {c.pair: c for c in shown if c.pair in finalists}
-    raced_families = {e.family for c in last.values() for e in (c.choice, c.held_event) if e is not None}
+    counted = {e.family for c in last.values() for e in (c.choice, c.held_event) if e is not None}
     won, found, shown_final, pending = final_round(
         finalists, index, held, families, choose_for, budget.reserved, alpha_per_rate,
-        tuple(raced_families),
+        tuple(f for f in families if f in counted),
     )
     ia, ib = index[won]
     rows_a, rows_b = held[ia], held[ib]
