@@ -229,8 +229,12 @@ def _jittered_coin(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray
     return np.column_stack([(rng.random(n) < x[0]) + 1e-3 * rng.random(n), rng.random(n)])
 
 
-def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
-    """Finalists are compared on every family but boosted trees; the winner then gets them too."""
+def _coin_finalists() -> tuple[dict[int, Rows], list[tuple[int, tuple[str, ...]]], Any]:
+    """Three coins' calls (0.5, 0.52, 0.6) and an event choice that records what it was asked.
+
+    Each record is ``(first b output scaled, families)``: the input b it was asked on and with
+    which families.
+    """
     inputs = [0.5, 0.52, 0.6]
     held = {i: Rows(2, 20_000) for i in range(3)}
     for i, rows in held.items():
@@ -246,6 +250,12 @@ def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
         return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
                             delta=0.0, seed=0, dev_level=level)
 
+    return held, asked, develop
+
+
+def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
+    """Finalists are compared on every family but boosted trees; the winner then gets them too."""
+    held, asked, develop = _coin_finalists()
     index = [(0, 1), (0, 2)]
     won, found, shown, pending = final_round(
         [0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152
@@ -271,21 +281,7 @@ def test_final_round_fits_boosted_trees_for_the_winner_alone() -> None:
 
 def test_final_round_compares_finalists_with_the_families_they_raced_with() -> None:
     """Given the race's families, the finalists are compared with those alone; the winner gets the rest."""
-    inputs = [0.5, 0.52, 0.6]
-    held = {i: Rows(2, 20_000) for i in range(3)}
-    for i, rows in held.items():
-        draw_calls(_jittered_coin, np.array([inputs[i]]), 20_000, np.random.SeedSequence(i), "coin",
-                   "x", rows)
-    asked: list[tuple[int, tuple[str, ...]]] = []
-
-    def develop(
-        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
-        level: float,
-    ) -> list[Choice]:
-        asked.append((int(b[0, 0] * 1e6), tuple(fams)))
-        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
-                            delta=0.0, seed=0, dev_level=level)
-
+    held, asked, develop = _coin_finalists()
     index = [(0, 1), (0, 2)]
     won, found, shown, pending = final_round(
         [0, 1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152, ("linear", "coordinate")
