@@ -22,7 +22,7 @@ Each input's calls are held in one :class:`Rows` buffer, filled in place as roun
 
 Nothing here sees a reserved call: whatever these stages choose, the certificate stays valid.
 
-The module stays over 800 lines (about 1,150) because it holds one idea, how development calls are
+The module stays over 800 lines (about 1,180) because it holds one idea, how development calls are
 spent. The stages share the budget's constants, and each stage's cost is judged against the
 others (the race's share, the final round's, the growth's). Each stage is a function with its
 own tests in ``tests/blackbox/test_development.py``; splitting the race into a module of its own
@@ -819,8 +819,8 @@ def final_round(
     that is empty); the other families are left for the winner alone (:func:`choose` fits
     them, after the round grows if it does). Fitting every family for every finalist took
     PrefixSum's final round at 1e7 calls 7.7 s under a profiler for pairs the race had already
-    found alike (0.5 s so; its development, 17.6 s, went to 17.0 s only, as the winner's other
-    families are now fitted on its grown calls). The final round of a finalist that loses is
+    found alike (0.5 s now; its development went from 17.6 to 17.0 s only, as the winner's
+    other families are now fitted on its grown calls). The final round of a finalist that loses is
     taken from the reserve (one input's share where the finalists share an input).
 
     Returns
