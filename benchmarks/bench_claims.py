@@ -14,6 +14,7 @@ Run from the repository root::
     python benchmarks/bench_claims.py                      # every part, the issue's settings
     python benchmarks/bench_claims.py --part power --seeds 10
     python benchmarks/bench_claims.py --part bug --seeds 20
+    python benchmarks/bench_claims.py --part pairs --seeds 20
     python benchmarks/bench_claims.py --part validity --seeds 200
     python benchmarks/bench_claims.py --part ceiling
 
@@ -184,6 +185,35 @@ def part_bug(seeds: int) -> None:
     print()
 
 
+def part_pairs(seeds: int) -> None:
+    """The planted bug with a second, weaker candidate pair: the race must keep the pair that refutes.
+
+    Inputs 0 against 1 (truly 1.25-GDP at sigma 0.8) and 0 against 0.75 (truly 0.9375-GDP: the
+    claim holds there); each audit targets ``GDPClaim(1.0)`` and must choose the first pair to
+    refute. (0.75, like 0 and 1, takes the noise's multiples of 2^-32 exactly.)
+    """
+    claim = cf.GDPClaim(1.0)
+    print(f"## Planted bug (sigma 0.8) with two candidate pairs, {seeds} seeds\n")
+    print("| claim | calls | refuted | chose 0 ~ 1 | mean mu_lower |")
+    print("|---|---|---|---|---|")
+    for row, calls in enumerate((10**5, 10**6)):
+        hits, right, values = 0, 0, []
+        for seed in range(seeds):
+            ledger = cf.Ledger(os.path.join(tempfile.mkdtemp(prefix="bench-claims-"), "m.ledger"))
+            a = cf.audit_mechanism(
+                gaussian(0.8), inputs=[([0.0], [1.0]), ([0.0], [0.75])], calls=calls,
+                seed=3000 + 100 * row + seed, ledger=ledger, progress=False, claim=claim,
+            )
+            hits += isinstance(cf.refute(claim, a.family), cf.Refuted)
+            right += {a.certificate.pair.a, a.certificate.pair.b} == {"[0.0]", "[1.0]"}
+            values.append(a.certificate.mu_lower)
+        print(
+            f"| {claim.describe()} | {calls:.0e} | {hits}/{seeds} | {right}/{seeds} | "
+            f"{np.mean(values):.4f} |"
+        )
+    print()
+
+
 def part_validity(seeds: int) -> None:
     """How often the certified parameter exceeds the truth on the correct mechanism."""
     level = 1.0 - 0.05 * evaluation_share(1)
@@ -230,11 +260,13 @@ def part_speed() -> None:
 def main() -> None:
     """Parse arguments and run the parts."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parts = ("all", "ceiling", "power", "bug", "validity", "speed")
+    parts = ("all", "ceiling", "power", "bug", "pairs", "validity", "speed")
     parser.add_argument("--part", choices=parts, default="all")
-    parser.add_argument("--seeds", type=int, help="seeds (default: 10 power, 20 bug, 200 validity)")
+    parser.add_argument(
+        "--seeds", type=int, help="seeds (default: 10 power, 20 bug and pairs, 200 validity)"
+    )
     args = parser.parse_args()
-    parts = ("ceiling", "power", "bug", "validity", "speed") if args.part == "all" else (args.part,)
+    parts = parts[1:] if args.part == "all" else (args.part,)
     for part in parts:
         start = time.perf_counter()
         if part == "ceiling":
@@ -243,6 +275,8 @@ def main() -> None:
             part_power(args.seeds or 10)
         elif part == "bug":
             part_bug(args.seeds or 20)
+        elif part == "pairs":
+            part_pairs(args.seeds or 20)
         elif part == "validity":
             part_validity(args.seeds or 200)
         else:

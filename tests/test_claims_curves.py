@@ -170,6 +170,27 @@ def test_the_gdp_target_certifies_more_mu_than_the_epsilon_target(tmp_path: Path
     assert targeted.certificate.mu_lower > plain.certificate.mu_lower + 0.02
 
 
+def _small_noise(x: Any, n: int, rng: np.random.Generator) -> Any:
+    """A planted bug: the Gaussian mechanism with sigma 0.8 instead of 1, on the grid 2**-32."""
+    return x[0] + np.round(rng.normal(0.0, 0.8, size=n) * 2.0**32) / 2.0**32
+
+
+@pytest.mark.parametrize("seed", [3005, 3007])
+def test_the_race_keeps_the_pair_that_refutes_a_gdp_claim(tmp_path: Path, seed: int) -> None:
+    """0 ~ 1 at sigma 0.8 is 1.25-GDP, 0 ~ 0.75 is 0.94-GDP: the race judges pairs in mu.
+
+    At these seeds the race judged showings by their events' log ratios, and the weaker pair's
+    tail-ward cut put the stronger pair out (mu 0.92 and 0.90 certified: not refuted).
+    """
+    claim = cf.GDPClaim(1.0)
+    audit = cf.audit_mechanism(
+        _small_noise, inputs=[([0.0], [1.0]), ([0.0], [0.75])], calls=100_000, seed=seed,
+        ledger=cf.Ledger(tmp_path / "m.ledger"), progress=False, claim=claim,
+    )
+    assert (audit.certificate.pair.a, audit.certificate.pair.b) == ("[0.0]", "[1.0]")
+    assert isinstance(cf.refute(claim, audit.family), cf.Refuted)
+
+
 def test_mmd_certificates_state_curve_parameters_from_total_variation(
     make_table: Any, ledger: cf.Ledger
 ) -> None:

@@ -18,6 +18,7 @@ from certify.blackbox._development import (
     Rows,
     _cross_fitted_showing,
     _directed_counts,
+    _value_interval,
     all_settled,
     checked_first,
     choose,
@@ -32,6 +33,8 @@ from certify.blackbox._development import (
 )
 from certify.blackbox.events import VALUE_FAMILIES, Choice, Family, choose_event
 from certify.protocol.scores import LinearScore
+from certify.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
+from certify.stats.tradeoff import Target, gdp_mu_lower
 
 
 def _coin(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -470,3 +473,24 @@ def test_development_with_the_final_rounds_loser_stays_within_its_share() -> Non
     grown = out.development_calls - 2 * out.check_calls
     assert grown <= development.EXTEND_MAX_SHARE * calls
     assert out.check_calls == int(development.CHECK_SHARE * ((calls - grown) // 2)) > 0
+
+
+def test_showings_are_ranked_in_the_unit_of_a_curve_target() -> None:
+    """A tail cut has the larger log ratio, a middle cut the larger mu: a mu target ranks by mu.
+
+    Rates 0.001 against 0.99 (log ratio log 10 = 2.30, mu 0.76) and 0.3 against 0.3 (log ratio
+    0.85, mu 1.05), each counted on 100,000 calls per input.
+    """
+    tail, middle = (100, 100_000, 99_000, 100_000), (30_000, 100_000, 30_000, 100_000)
+    plain = [_value_interval(*c, 0.0, 0.023, None) for c in (tail, middle)]
+    assert plain[0][0] > plain[1][1]  # by log ratio, the tail is clearly ahead
+    mu = [_value_interval(*c, 0.0, 0.023, Target("mu")) for c in (tail, middle)]
+    assert mu[1][0] > mu[0][1]  # by mu, the middle is
+    fp, n0, fn, n1 = middle
+    for value, rate in zip(mu[1], (clopper_pearson_upper, clopper_pearson_lower), strict=True):
+        expected = gdp_mu_lower(np.array([rate(fp, n0, 0.023)]), np.array([rate(fn, n1, 0.023)]))
+        assert value == pytest.approx(float(expected[0]), rel=1e-12)
+    # where no rate pair is certifiable, the log ratio (not floored) still ranks
+    assert _value_interval(6_000, 10_000, 6_000, 10_000, 0.0, 0.023, Target("mu")) == (
+        _value_interval(6_000, 10_000, 6_000, 10_000, 0.0, 0.023, None)
+    )
