@@ -494,3 +494,37 @@ def test_showings_are_ranked_in_the_unit_of_a_curve_target() -> None:
     assert _value_interval(6_000, 10_000, 6_000, 10_000, 0.0, 0.023, Target("mu")) == (
         _value_interval(6_000, 10_000, 6_000, 10_000, 0.0, 0.023, None)
     )
+
+
+def _sharp_plane(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
+    """``x`` plus Laplace noise of scale 0.1 on each of two coordinates."""
+    return np.column_stack([x[0] + rng.laplace(0.0, 0.1, n), x[1] + rng.laplace(0.0, 0.1, n)])
+
+
+def test_three_pairs_the_race_cannot_tell_apart_each_get_a_final_round() -> None:
+    """Four neighbours one step away along each axis: alike, so three finalists are compared.
+
+    Every finalist's round counts as development: the reserve is what the budget leaves.
+    """
+    import certify.blackbox._development as development
+
+    base = ("[0,0]", np.array([0.0, 0.0]))
+    steps = [(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)]
+    pairs = [(base, (f"[{a:g},{b:g}]", np.array([a, b]))) for a, b in steps]
+    calls = 400_000
+    out = develop(
+        _sharp_plane, pairs, calls=calls, seed=0, width=2, name="plane", families=VALUE_FAMILIES,
+        dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0, target=None,
+        note=lambda r, rounds, what: None,
+    )
+    assert development.FINALISTS == 3 and len(out.finalists) == 3
+    assert out.pair == out.finalists[0][0] and out.pair in {p for p, _, _ in out.finalists}
+    budget = plan_budget(calls, 4, 5, 0.1, 2)
+    assert out.per_round[:-1] == [n // 5 for n in budget.screening]  # five inputs every round
+    # the finalists' four inputs each got the final round; the winner's two their growth
+    grown = out.per_round[-1] - budget.final
+    assert out.development_calls == (
+        sum(budget.screening) + 4 * budget.final + 2 * grown + 2 * out.check_calls
+    )
+    assert sum(out.reserved) == 2 * ((calls - out.development_calls) // 2)
+    assert out.found[0].value > 5.0  # 10-DP along the chosen axis
