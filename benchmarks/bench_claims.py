@@ -60,12 +60,18 @@ def gaussian(sigma: float) -> Callable[[Any, int, np.random.Generator], Any]:
     return mechanism
 
 
-def audit(sigma: float, calls: int, seed: int, claim: cf.AnyClaim | None) -> cf.MechanismAudit:
-    """One audit on its own ledger."""
+def audit(
+    sigma: float, calls: int, seed: int, claim: cf.AnyClaim | None,
+    inputs: list[tuple[list[float], list[float]]] | None = None,
+) -> cf.MechanismAudit:
+    """One audit on its own ledger: of inputs 0 and 1, or of the candidate pairs ``inputs``."""
     ledger = cf.Ledger(os.path.join(tempfile.mkdtemp(prefix="bench-claims-"), "m.ledger"))
-    return cf.audit_mechanism(
-        gaussian(sigma), 0.0, 1.0, calls=calls, seed=seed, ledger=ledger, progress=False, claim=claim
-    )
+    kw: dict[str, Any] = {
+        "calls": calls, "seed": seed, "ledger": ledger, "progress": False, "claim": claim
+    }
+    if inputs is None:
+        return cf.audit_mechanism(gaussian(sigma), 0.0, 1.0, **kw)
+    return cf.audit_mechanism(gaussian(sigma), inputs=inputs, **kw)
 
 
 def _upper(k: float, n: int, alpha: float) -> float:
@@ -199,11 +205,7 @@ def part_pairs(seeds: int) -> None:
     for row, calls in enumerate((10**5, 10**6)):
         hits, right, values = 0, 0, []
         for seed in range(seeds):
-            ledger = cf.Ledger(os.path.join(tempfile.mkdtemp(prefix="bench-claims-"), "m.ledger"))
-            a = cf.audit_mechanism(
-                gaussian(0.8), inputs=[([0.0], [1.0]), ([0.0], [0.75])], calls=calls,
-                seed=3000 + 100 * row + seed, ledger=ledger, progress=False, claim=claim,
-            )
+            a = audit(0.8, calls, 3000 + 100 * row + seed, claim, [([0.0], [1.0]), ([0.0], [0.75])])
             hits += isinstance(cf.refute(claim, a.family), cf.Refuted)
             right += {a.certificate.pair.a, a.certificate.pair.b} == {"[0.0]", "[1.0]"}
             values.append(a.certificate.mu_lower)
