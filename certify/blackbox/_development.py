@@ -69,8 +69,10 @@ __all__ = [
     "DEV_VALUES_PER_CALL",
     "MAX_DEV_VALUES",
     "MIN_DEV_CALLS",
+    "NOT_RACED",
     "RACE_FIT_CALLS",
     "RACE_FIT_SHARE",
+    "RACE_PRODUCT_CALLS",
     "SCREEN_CALLS",
     "SCREEN_ALSO",
     "SCREEN_DEV_LEVEL",
@@ -192,6 +194,26 @@ SparseVectorTechnique3 at 1e6 from 0.014 to 0.039 and at 3e6 from 0.049 to 0.064
 every event by its fresh value at 0.3 gained as much there but lost 9% on ReportNoisyMax3
 at 1e6 calls.
 """
+
+NOT_RACED: Final[tuple[Family, ...]] = ("logistic", "boosted")
+"""Families the screening rounds leave out, the slow fits: fitted for the chosen pair only."""
+
+RACE_PRODUCT_CALLS: Final = 32_768
+"""Fewest calls per input of the half that chooses a screening showing's events for the product
+family to be among them.
+
+A product score sums binned log ratios over the coordinates it keeps. Fitted on a few thousand
+calls per input, its development value is the best of many coarse cells: on pairs worth about
+0.1 it ranked among the three families a showing counts and left the pair's key to chance. Left
+out of the showings below this size, at 1e6 calls over seeds 0 to 3 (DP-Sniper's pairs; the
+suite's implementations): OneTimeRappor 0.4666 to 0.4979, SparseVectorTechnique6 0.1622 to
+0.1992, PrefixSum 0.6966 to 0.7045, SparseVectorTechnique3 0.0667 to 0.0673, NoisyHist1 0.0932
+to 0.0944, the other fourteen the same seed for seed (on DP-Sniper's own code, OneTimeRappor
+0.4737 to 0.5166, SparseVectorTechnique3 0.0453 to 0.0553). On hundreds of thousands of calls it
+tells pairs apart: left out of every showing, at 4e7 calls Rappor took its weaker pair at seed 1
+(0.2424 against 0.2910) and NoisyHist2 fell from 9.9248 to 9.8883 (seeds 0 to 2). At 4e7 calls
+every showing's half holds more than this; at 1e7 calls the two-pair mechanisms' do (65,536),
+the eight-pair mechanisms' mostly not (about 8,000 to 32,000)."""
 
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
@@ -452,10 +474,13 @@ def _cross_fitted_showing(
     The calls are cut in two halves (alternate rows); an event is chosen on each half and its
     errors are counted on the other, and the counts of both are pooled. Every count comes from
     an event that did not see it, so the value is free of the selection that made an event
-    look best, and it rests on all the pair's calls.
+    look best, and it rests on all the pair's calls. Product scores are left out where a half
+    holds fewer than :data:`RACE_PRODUCT_CALLS` calls per input to choose them on.
     """
     halves = [(calls_a[k::2], calls_b[k::2]) for k in (0, 1)]
     fit_calls = max(RACE_FIT_CALLS, int(RACE_FIT_SHARE * reserved))
+    if min(fit_calls, calls_a.shape[0] // 2, calls_b.shape[0] // 2) < RACE_PRODUCT_CALLS:
+        families = [f for f in families if f != "product"] or families
     # per family, pooled in the direction each event was chosen for: the calls inside a set rare
     # under one input (``rare``, of ``n_rare``) against the same set's calls under the other
     pooled: dict[str, list[int]] = {}
@@ -1079,7 +1104,8 @@ def develop(
 
     The calls of distinct input ``i`` in round ``r`` come from ``SeedSequence(seed,
     spawn_key=(1, i, r))``, so they are the same whatever else the audit draws. The race tries
-    the cheap families (all but ``logistic`` and ``boosted``); the chosen pair, every family.
+    every family but :data:`NOT_RACED` (and product scores on few calls,
+    :data:`RACE_PRODUCT_CALLS`); the chosen pair, every family.
     The reserved calls are split between its inputs as the chosen event's development counts
     favour (judged on the half of its development calls that chose the threshold).
     """
@@ -1106,7 +1132,7 @@ def develop(
             trees=trees,
         )
 
-    cheap = tuple(f for f in families if f not in ("logistic", "boosted")) or tuple(families)
+    cheap = tuple(f for f in families if f not in NOT_RACED) or tuple(families)
     # every input's buffer is allocated for the most calls it can get (pages are touched only
     # as calls arrive): its share of every screening round (each round's calls are shared by
     # two inputs or more), the chosen pair's round and the most the round can grow. Allocated

@@ -11,6 +11,8 @@ import pytest
 from numpy.typing import NDArray
 
 from certify.blackbox._development import (
+    NOT_RACED,
+    RACE_PRODUCT_CALLS,
     SCREEN_ALSO,
     SCREEN_FAMILIES,
     Budget,
@@ -58,7 +60,7 @@ def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -
         return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
                             delta=0.0, seed=seed, dev_level=level)
 
-    cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in ("logistic", "boosted"))
+    cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in NOT_RACED)
     raced = race(
         index, budget, draw, develop, cheap, alpha_per_rate=0.0152, delta=0.0, target=None,
         note=lambda r, what: None, width=1, capacity=1_000,
@@ -167,6 +169,33 @@ def test_a_showing_counts_the_linear_event_even_below_three_better_looking_famil
     assert "linear" in SCREEN_ALSO and len(noise) == SCREEN_FAMILIES
     assert shown.choice is signal and shown.held_event is signal
     assert shown.clear[0] > 0.5  # log 3 = 1.10, two standard deviations low
+
+
+def test_a_showing_chooses_product_scores_only_on_halves_of_enough_calls() -> None:
+    """Below RACE_PRODUCT_CALLS calls per input in a half, no product score is fitted."""
+    families: tuple[Family, ...] = ("coordinate", "product", "linear")
+    asked: list[tuple[int, tuple[Family, ...]]] = []
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        asked.append((a.shape[0], tuple(fams)))
+        return []
+
+    rng = np.random.default_rng(0)
+    for n in (2 * RACE_PRODUCT_CALLS - 2, 2 * RACE_PRODUCT_CALLS):
+        calls_a, calls_b = _bits(n, 0.2, rng), _bits(n, 0.6, rng)
+        _cross_fitted_showing(
+            0, 0, calls_a, calls_b, 100_000, develop, families, alpha_per_rate=0.0152,
+            delta=0.0, target=None,
+        )
+    assert asked == [
+        (RACE_PRODUCT_CALLS - 1, ("coordinate", "linear")),
+        (RACE_PRODUCT_CALLS - 1, ("coordinate", "linear")),
+        (RACE_PRODUCT_CALLS, families),
+        (RACE_PRODUCT_CALLS, families),
+    ]
 
 
 def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> None:
@@ -528,3 +557,8 @@ def test_three_pairs_the_race_cannot_tell_apart_each_get_a_final_round() -> None
     )
     assert sum(out.reserved) == 2 * ((calls - out.development_calls) // 2)
     assert out.found[0].value > 5.0  # 10-DP along the chosen axis
+    # the race never counted a family it leaves out, nor product scores on its few calls (they
+    # showed here when they raced); the chosen pair still gets every family
+    raced = {c.choice.family for c in out.shown if c.choice is not None}
+    assert not raced & {"product", *NOT_RACED}
+    assert {"product", "logistic"} <= {c.family for c in out.found}
