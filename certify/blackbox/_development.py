@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from certify.blackbox._fits import FittedTrees
 from certify.blackbox.events import (
     DEV_LEVEL,
+    FAMILIES,
     Choice,
     Family,
     choose_event,
@@ -77,6 +78,8 @@ __all__ = [
     "SCREEN_ALSO",
     "SCREEN_DEV_LEVEL",
     "SCREEN_MAX_SHARE",
+    "SUBSAMPLE_CALLS",
+    "SUBSAMPLE_FROM",
     "Budget",
     "Candidate",
     "Development",
@@ -93,6 +96,7 @@ __all__ = [
     "held_out_first",
     "plan_budget",
     "race",
+    "worth_fitting",
 ]
 
 MIN_DEV_CALLS: Final = 1_000
@@ -214,6 +218,16 @@ tells pairs apart: left out of every showing, at 4e7 calls Rappor took its weake
 (0.2424 against 0.2910) and NoisyHist2 fell from 9.9248 to 9.8883 (seeds 0 to 2). At 4e7 calls
 every showing's half holds more than this; at 1e7 calls the two-pair mechanisms' do (65,536),
 the eight-pair mechanisms' mostly not (about 8,000 to 32,000)."""
+
+SUBSAMPLE_CALLS: Final = 65_536
+"""Calls per input on which the chosen pair's pending families face its leading family
+(:func:`worth_fitting`): half from the start of each half of its development calls."""
+
+SUBSAMPLE_FROM: Final = 262_144
+"""Fewest development calls per input of the chosen pair for :func:`worth_fitting` to screen
+its pending families; below, every one is fitted on all calls. Development takes at most
+:data:`EXTEND_MAX_SHARE` of the budget, so below about 2.1e6 calls no audit screens.
+"""
 
 _KEEP_FAMILIES: Final = 0.9
 """After the round grows, the families whose value was within this share of the best are tried again."""
@@ -834,20 +848,59 @@ def choose(
         found[0], dev_a, dev_b, budget, calls, width,
         alpha_per_rate=alpha_per_rate, delta=delta, target=target, spent=spent,
     )
+    reserved = budget.reserved - extra
     if extra:
         more(extra)
         dev_a, dev_b = rows_a.rows, rows_b.rows
+    # product scores' values on few calls run high (:data:`RACE_PRODUCT_CALLS`): not the bar
+    leader = next((c.family for c in found if c.family != "product"), found[0].family)
+    pending = worth_fitting(dev_a, dev_b, pending, leader, develop, reserved, alpha_per_rate)
+    if extra:
         best = found[0].value
         again = [f for f in families if f in pending or any(
             c.family == f and c.value >= _KEEP_FAMILIES * best for c in found
         )]
-        found = develop(dev_a, dev_b, again, budget.reserved - extra, alpha_per_rate, DEV_LEVEL) or found
+        found = develop(dev_a, dev_b, again, reserved, alpha_per_rate, DEV_LEVEL) or found
     elif pending:
         found = ranked(
-            [*found, *develop(dev_a, dev_b, pending, budget.reserved, alpha_per_rate, DEV_LEVEL)],
+            [*found, *develop(dev_a, dev_b, pending, reserved, alpha_per_rate, DEV_LEVEL)],
             families,
         )
     return found, dev_a, dev_b, extra
+
+
+def worth_fitting(
+    dev_a: NDArray[np.float64],
+    dev_b: NDArray[np.float64],
+    pending: Sequence[Family],
+    leader: str,
+    develop: Develop,
+    reserved: int,
+    alpha_per_rate: float,
+) -> list[Family]:
+    """The pending families worth fitting on all of the chosen pair's calls.
+
+    Where each input holds at least :data:`SUBSAMPLE_FROM` calls, every pending family and the
+    ``leader``'s (the family of the best event found so far) choose their events on
+    :data:`SUBSAMPLE_CALLS` of them (the first calls of each half, so that the halves still
+    choose and value as on all calls); a pending family whose best event there is worth less
+    than the leader's family's is not fitted on all calls. Where the leader's family shows
+    nothing on the subsample, it tells nothing, and every pending family is fitted.
+    """
+    m = SUBSAMPLE_CALLS // 2
+    half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
+    if not pending or min(half_a, half_b) < SUBSAMPLE_FROM // 2:
+        return list(pending)
+    sub_a = np.concatenate([dev_a[:m], dev_a[half_a : half_a + m]])
+    sub_b = np.concatenate([dev_b[:m], dev_b[half_b : half_b + m]])
+    tried = [*pending, *(f for f in FAMILIES if f == leader and f not in pending)]
+    values: dict[str, float] = {}
+    for choice in develop(sub_a, sub_b, tried, reserved, alpha_per_rate, DEV_LEVEL):
+        values.setdefault(choice.family, choice.value)
+    bar = values.get(leader, 0.0)
+    if not bar > 0.0:
+        return list(pending)
+    return [f for f in pending if values.get(f, -math.inf) >= bar]
 
 
 def final_round(

@@ -15,6 +15,8 @@ from certify.blackbox._development import (
     RACE_PRODUCT_CALLS,
     SCREEN_ALSO,
     SCREEN_FAMILIES,
+    SUBSAMPLE_CALLS,
+    SUBSAMPLE_FROM,
     Budget,
     Candidate,
     Rows,
@@ -32,6 +34,7 @@ from certify.blackbox._development import (
     plan_budget,
     race,
     unordered,
+    worth_fitting,
 )
 from certify.blackbox.events import VALUE_FAMILIES, Choice, Family, choose_event
 from certify.protocol.scores import LinearScore
@@ -562,3 +565,72 @@ def test_three_pairs_the_race_cannot_tell_apart_each_get_a_final_round() -> None
     raced = {c.choice.family for c in out.shown if c.choice is not None}
     assert not raced & {"product", *NOT_RACED}
     assert {"product", "logistic"} <= {c.family for c in out.found}
+
+
+_Asked = list[tuple[NDArray[np.float64], NDArray[np.float64], tuple[str, ...]]]
+
+
+def _valued(values: dict[str, float], asked: _Asked) -> Any:
+    """An event choice that records its calls and families and values each family as ``values``."""
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        asked.append((a, b, tuple(fams)))
+        found = [Choice(f, LinearScore([1.0], 0.0), 1, 0.0, values[f], values[f], 0.5, f) for f in fams]
+        return sorted(found, key=lambda c: -c.value)
+
+    return develop
+
+
+def _numbered(n: int, offset: float) -> NDArray[np.float64]:
+    """``n`` one-coordinate calls numbered ``offset``, ``offset + 1``, ...: rows say where they were taken."""
+    return (offset + np.arange(n, dtype=np.float64)).reshape(-1, 1)
+
+
+def test_pending_families_are_fitted_on_all_calls_only_where_a_subsample_shows_them_worth_it() -> None:
+    """On SUBSAMPLE_CALLS calls per input, the first of each half, pending families face the leader's."""
+    values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.49, "binned": 0.0}
+    asked: _Asked = []
+    n = SUBSAMPLE_FROM
+    dev_a, dev_b = _numbered(n, 0.0), _numbered(n + 10, 1e7)
+    kept = worth_fitting(dev_a, dev_b, ["logistic", "boosted", "binned"], "linear",
+                         _valued(values, asked), 200_000, 0.0152)
+    assert kept == ["logistic"]
+    (a, b, fams), = asked
+    assert fams == ("logistic", "boosted", "binned", "linear")
+    m = SUBSAMPLE_CALLS // 2
+    assert a[:, 0].tolist() == [*range(m), *range(n // 2, n // 2 + m)]
+    assert (b[:, 0] - 1e7).tolist() == [*range(m), *range((n + 10) // 2, (n + 10) // 2 + m)]
+    # a leader that shows nothing on the subsample tells nothing: every pending family is fitted
+    kept = worth_fitting(dev_a, dev_b, ["logistic", "boosted"], "binned", _valued(values, asked),
+                         200_000, 0.0152)
+    assert kept == ["logistic", "boosted"]
+    # one input short of SUBSAMPLE_FROM calls: no subsample, every pending family is fitted
+    asked.clear()
+    kept = worth_fitting(dev_a[:-2], dev_b, ["boosted"], "linear", _valued(values, asked), 200_000, 0.0152)
+    assert kept == ["boosted"] and not asked
+
+
+def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it() -> None:
+    """The chosen pair's pending families face its best family but product scores."""
+    values = {"product": 0.9, "linear": 0.50, "logistic": 0.55, "boosted": 0.49}
+    asked: _Asked = []
+    n, calls = SUBSAMPLE_FROM, 10_000_000
+    rows_a, rows_b = Rows(1, n), Rows(1, n)
+    rows_a.append(_numbered(n, 0.0))
+    rows_b.append(_numbered(n, 1e7))
+    develop_ = _valued(values, asked)
+    found = develop_(rows_a.rows, rows_b.rows, ["product", "linear"], 0, 0.0, 0.0)
+    budget = plan_budget(calls, 1, 2, 0.1, 1)
+    found, _, _, extra = choose(
+        rows_a, rows_b, ("linear", "logistic", "boosted", "product"), develop_, lambda k: None,
+        budget, calls, alpha_per_rate=0.0152, delta=0.0, target=None, found=found,
+        spent=calls // 4, pending=["logistic", "boosted"],
+    )
+    assert extra == 0  # development already holds its share: the round does not grow
+    # the subsample's bar is linear's (product scores' values on few calls run high)
+    assert [fams for _, _, fams in asked[1:]] == [("logistic", "boosted", "linear"), ("logistic",)]
+    assert asked[2][0].shape[0] == n
+    assert [c.family for c in found] == ["product", "logistic", "linear"]
