@@ -12,11 +12,13 @@ from numpy.typing import NDArray
 
 from certify.blackbox._development import (
     NOT_RACED,
+    NOT_SCREENED,
     RACE_PRODUCT_CALLS,
     SCREEN_ALSO,
     SCREEN_FAMILIES,
     SUBSAMPLE_CALLS,
     SUBSAMPLE_FROM,
+    SUBSAMPLE_HOLDS,
     Budget,
     Candidate,
     Rows,
@@ -591,26 +593,35 @@ def _numbered(n: int, offset: float) -> NDArray[np.float64]:
 
 def test_pending_families_are_fitted_on_all_calls_only_where_a_subsample_shows_them_worth_it() -> None:
     """On SUBSAMPLE_CALLS calls per input, the first of each half, pending families face the leader's."""
-    values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.49, "binned": 0.0}
+    values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.49, "binned": 0.0, "product": 0.1}
     asked: _Asked = []
     n = SUBSAMPLE_FROM
     dev_a, dev_b = _numbered(n, 0.0), _numbered(n + 10, 1e7)
-    kept = worth_fitting(dev_a, dev_b, ["logistic", "boosted", "binned"], "linear",
-                         _valued(values, asked), 200_000, 0.0152)
-    assert kept == ["logistic"]
+
+    def leader(family: str, value: float) -> Choice:
+        return Choice(family, LinearScore([1.0], 0.0), 1, 0.0, value, value, 0.5, family)
+
+    pending: list[Family] = ["logistic", "boosted", "binned", "product"]
+    develop_ = _valued(values, asked)
+    # linear keeps 0.50 of 0.8 (over SUBSAMPLE_HOLDS) there: a fair judge; product is not judged
+    assert worth_fitting(dev_a, dev_b, pending, leader("linear", 0.8), develop_, 200_000,
+                         0.0152) == ["logistic", "product"]
     (a, b, fams), = asked
-    assert fams == ("logistic", "boosted", "binned", "linear")
+    assert fams == ("logistic", "boosted", "binned", "linear") and "product" in NOT_SCREENED
     m = SUBSAMPLE_CALLS // 2
     assert a[:, 0].tolist() == [*range(m), *range(n // 2, n // 2 + m)]
     assert (b[:, 0] - 1e7).tolist() == [*range(m), *range((n + 10) // 2, (n + 10) // 2 + m)]
-    # a leader that shows nothing on the subsample tells nothing: every pending family is fitted
-    kept = worth_fitting(dev_a, dev_b, ["logistic", "boosted"], "binned", _valued(values, asked),
-                         200_000, 0.0152)
-    assert kept == ["logistic", "boosted"]
-    # one input short of SUBSAMPLE_FROM calls: no subsample, every pending family is fitted
+    # a leader that loses over half its value on the subsample, or shows nothing there, tells
+    # nothing: every pending family is fitted
+    assert SUBSAMPLE_HOLDS * 1.2 > values["linear"] >= SUBSAMPLE_HOLDS * 0.8
+    for worse in (leader("linear", 1.2), leader("binned", 0.3)):
+        assert worth_fitting(dev_a, dev_b, pending, worse, develop_, 200_000, 0.0152) == pending
+    # no leader, or one input short of SUBSAMPLE_FROM calls: no subsample at all
     asked.clear()
-    kept = worth_fitting(dev_a[:-2], dev_b, ["boosted"], "linear", _valued(values, asked), 200_000, 0.0152)
-    assert kept == ["boosted"] and not asked
+    assert worth_fitting(dev_a, dev_b, pending, None, develop_, 200_000, 0.0152) == pending
+    assert worth_fitting(dev_a[:-2], dev_b, pending, leader("linear", 0.8), develop_, 200_000,
+                         0.0152) == pending
+    assert not asked
 
 
 def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it() -> None:
@@ -630,7 +641,7 @@ def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it()
         spent=calls // 4, pending=["logistic", "boosted"],
     )
     assert extra == 0  # development already holds its share: the round does not grow
-    # the subsample's bar is linear's (product scores' values on few calls run high)
+    # the subsample's bar is linear's: product scores are no judge (NOT_SCREENED)
     assert [fams for _, _, fams in asked[1:]] == [("logistic", "boosted", "linear"), ("logistic",)]
     assert asked[2][0].shape[0] == n
     assert [c.family for c in found] == ["product", "logistic", "linear"]
