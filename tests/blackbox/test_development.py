@@ -645,3 +645,40 @@ def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it()
     assert [fams for _, _, fams in asked[1:]] == [("logistic", "boosted", "linear"), ("logistic",)]
     assert asked[2][0].shape[0] == n
     assert [c.family for c in found] == ["product", "logistic", "linear"]
+
+
+def test_a_family_that_finds_nothing_in_the_first_round_is_not_fitted_again_in_the_race() -> None:
+    """Biased bits: families that do not apply to one binary coordinate are asked once."""
+    pairs = [(0.5, 0.52), (0.5, 0.51), (0.5, 0.53), (0.5, 0.515)]
+    inputs = sorted({p for pair in pairs for p in pair})
+    index = [(inputs.index(a), inputs.index(b)) for a, b in pairs]
+    budget = plan_budget(400_000, len(pairs), 5, 0.1, 1)
+
+    def draw(i: int, r: int, n: int, into: Rows) -> None:
+        seq = np.random.SeedSequence(0, spawn_key=(1, i, r))
+        draw_calls(_coin, np.array([inputs[i]]), n, seq, "coin", str(inputs[i]), into)
+
+    asked: list[tuple[tuple[str, ...], set[str]]] = []
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        found = choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved,
+                             alpha_per_rate=alpha, delta=0.0, seed=0, dev_level=level)
+        asked.append((tuple(fams), {c.family for c in found}))
+        return found
+
+    cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in NOT_RACED)
+    raced = race(
+        index, budget, draw, develop, cheap, alpha_per_rate=0.0152, delta=0.0, target=None,
+        note=lambda r, what: None, width=1, capacity=1_000,
+    )
+    first = 2 * len(pairs)  # two halves of each pair's showing
+    assert len(raced.per_input) >= 2 and len(asked) > first
+    tried = {f for fams, _ in asked[:first] for f in fams}
+    found = {f for _, got in asked[:first] for f in got}
+    barren = tried - found
+    assert barren  # some families find nothing on one binary coordinate (binned, linear, ...)
+    assert all(set(fams) == tried for fams, _ in asked[:first])
+    assert all(not barren & set(fams) and set(fams) & found for fams, _ in asked[first:])
