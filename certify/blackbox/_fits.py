@@ -501,6 +501,15 @@ def _independent_blocks(
     return [b for b in blocks if varies[b].any()]
 
 
+def independent_coordinates(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> bool:
+    """Whether the outputs have two coordinates or more and look independent under both inputs.
+
+    Every coordinate is a block of its own (:func:`_independent_blocks`): the log likelihood
+    ratio of the outputs is then a sum of one term per coordinate, the form of a product score.
+    """
+    return fit_a.shape[1] >= 2 and all(b.size == 1 for b in _independent_blocks(fit_a, fit_b))
+
+
 def _block_model(
     fit_a: NDArray[np.float64], fit_b: NDArray[np.float64], seed: int
 ) -> LinearScore | HistogramScore | BinnedScore | None:
