@@ -479,3 +479,42 @@ def test_scores_refuse_rows_that_are_not_a_matrix() -> None:
     for model in (LinearScore([1.0, 2.0], 0.0), DifferenceScore(LaplaceScore([0, 0], [1, 1], [1, 1]))):
         with pytest.raises(DataError, match=r"got shape \(2,\)"):
             model.score(np.zeros(2))
+
+
+def test_a_linear_score_of_one_coordinate_is_that_coordinate_to_the_bit() -> None:
+    """The one-coordinate path gives the product's numbers: signed zeros, tiny and huge values."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([
+        rng.laplace(size=1000) * 10.0 ** rng.integers(-300, 300, size=1000) / 4.0,
+        np.where(rng.random(1000) < 0.3, -0.0, rng.normal(size=1000)),
+        rng.normal(size=1000),
+    ])
+    X[:5, 1] = [0.0, -0.0, 5e-324, -5e-324, 1.7e307]
+    strided = np.asfortranarray(X)[::2]
+    for coef, intercept in (([0.0, 1.0, 0.0], 0.0), ([1.0, 0.0, 0.0], 0.0), ([0.0, 0.0, 1.0], 0.0),
+                            ([0.0, 2.0, 0.0], 0.0), ([0.0, 1.0, 0.0], 0.5), ([1.0, -0.0, 0.0], 0.0)):
+        model = LinearScore(coef, intercept)
+        for rows in (X, strided, np.clip(X, -1e30, 1e30).astype(np.float32), (X > 0).astype(np.int64)):
+            expected = rows @ np.asarray(coef) + intercept
+            assert model.score(rows).tobytes() == expected.tobytes()
+
+
+def test_a_histogram_scores_binned_rows_as_their_cells() -> None:
+    """Binned coordinates are replaced by their bin numbers, other coordinates kept, in any layout."""
+    from certify.protocol.scores import HistogramScore
+
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(size=3000), rng.integers(0, 3, size=3000), rng.laplace(size=3000)])
+    edges = [(0, [-1.0, 0.0, 1.0]), (2, [0.5])]
+    model = HistogramScore([[0.0, 1.0, 0.0], [3.0, 2.0, 1.0]], [-1.0, 2.0], 0.25, edges)
+    for rows in (X, np.asfortranarray(X), X[::-3], X.astype(np.float32)):
+        expected = np.array(rows, dtype=np.float64)
+        for j, e in edges:
+            expected[:, j] = np.searchsorted(np.asarray(e), rows[:, j].astype(np.float64), side="right")
+        cells = model.cells(rows)
+        assert cells.dtype == np.float64
+        np.testing.assert_array_equal(cells, expected)
+        first = (expected == [0.0, 1.0, 0.0]).all(axis=1)
+        second = (expected == [3.0, 2.0, 1.0]).all(axis=1)
+        assert first.any() and second.any()
+        np.testing.assert_array_equal(model.score(rows), np.where(first, -1.0, np.where(second, 2.0, 0.25)))

@@ -61,8 +61,10 @@ def bin_index(edges: NDArray[np.float64], values: NDArray[np.float64]) -> NDArra
     those of ``x``'s own cell at or below ``x``: a few comparisons, whatever the rounding.
     """
     # in float64, as the search compares them (the cells of float32 values computed in float32
-    # would not be the same function of the value as the edges' cells)
-    values = np.asarray(values, dtype=np.float64)
+    # would not be the same function of the value as the edges' cells); a column of a matrix of
+    # outputs copied once: every pass below reads it, and strided reads of 600,000 values of a
+    # ten-coordinate output took 15 ms a search against 4 ms, plus 2 ms for the copy
+    values = np.ascontiguousarray(values, dtype=np.float64)
     k = edges.size
     small = values.size < max(_MIN_VALUES_PER_EDGE * k, _MIN_VALUES)
     if k < 2 or small or not np.isfinite(values).all():
