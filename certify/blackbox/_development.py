@@ -949,7 +949,7 @@ def worth_fitting(
     if (
         "boosted" in screened and "product" in families
         and independent_coordinates(dev_a[:m], dev_b[:m])
-    ):  # the product score has the log ratio's form: trees could only fit noise around it
+    ):  # the log ratio is a sum over coordinates: the product score's form, fitted below
         pending = [f for f in pending if f != "boosted"]
         screened = [f for f in screened if f != "boosted"]
         if not screened:

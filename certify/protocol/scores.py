@@ -378,7 +378,7 @@ class HistogramScore:
             return X
         # binned coordinate by coordinate on a transposed copy, each one contiguous (a column of
         # the rows read and written in place took twice as long on ten-coordinate outputs)
-        columns = np.array(X.T, dtype=np.float64, order="C")  # a copy, whatever the layout of X
+        columns = np.array(np.asarray(X).T, dtype=np.float64, order="C")  # a copy, in any layout
         for j, e in self.edges:
             columns[j] = bin_index(np.asarray(e, dtype=np.float64), columns[j])
         out: NDArray[np.float64] = np.ascontiguousarray(columns.T)
