@@ -51,17 +51,26 @@ def test_library_study_quick_form_is_inconclusive(name: str, tmp_path: Path) -> 
     """At every claimed epsilon the quick form ends Inconclusive, bounds at most the claim, with reports."""
     pytest.importorskip(LIBRARY_STUDIES[name])
     study = _study(name)
-    rows = study.main(quick=True, out=str(tmp_path), seed=0)
+    out = tmp_path
+    rows = study.main(quick=True, out=str(out), seed=0)
+    if any(r.verdict == "Refuted" for r in rows):
+        # the libraries draw their noise from the operating system, not from the audit's seed,
+        # so this cannot be a fixed-seed test: a claim that holds with equality on the chosen
+        # event (python-dp's Count at epsilon 1 certified 1.0086 once in 30,000 calls) is
+        # refuted by chance at a rate up to 1 - level_used, about 3%; a fresh, independent run
+        # must refute it too (about 0.1%), as it would a claim the library breaks
+        out = tmp_path / "again"
+        rows = study.main(quick=True, out=str(out), seed=1)
     assert [r.claimed_epsilon for r in rows] == [0.1, 1.0, 8.0]
     for r in rows:
         assert r.verdict == "Inconclusive", r
         assert r.epsilon_lower <= r.claimed_epsilon, r
         assert r.calls == study.STUDY.quick_calls
-        summary = json.loads((tmp_path / f"epsilon-{r.claimed_epsilon:g}" / "summary.json").read_text())
+        summary = json.loads((out / f"epsilon-{r.claimed_epsilon:g}" / "summary.json").read_text())
         assert summary["verdict"] == "Inconclusive"
         assert summary["library"] == r.library
     assert max(r.epsilon_lower for r in rows) > 0.5  # the audits have power: not vacuous
-    report = (tmp_path / "epsilon-8" / "mechanism.md").read_text()
+    report = (out / "epsilon-8" / "mechanism.md").read_text()
     assert "## Case study" in report and "fresh, independent release" in report
 
 
