@@ -511,8 +511,10 @@ def test_a_histogram_scores_binned_rows_as_their_cells() -> None:
         expected = np.array(rows, dtype=np.float64)
         for j, e in edges:
             expected[:, j] = np.searchsorted(np.asarray(e), rows[:, j].astype(np.float64), side="right")
+        before = rows.copy(order="K")
         cells = model.cells(rows)
         assert cells.dtype == np.float64
+        np.testing.assert_array_equal(rows, before)  # the caller's rows are never written
         np.testing.assert_array_equal(cells, expected)
         first = (expected == [0.0, 1.0, 0.0]).all(axis=1)
         second = (expected == [3.0, 2.0, 1.0]).all(axis=1)
