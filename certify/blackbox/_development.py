@@ -939,7 +939,8 @@ def worth_fitting(
     coordinates estimates, which the product family fits for the chosen pair whatever the
     subsample shows (:data:`NOT_SCREENED`); trees fit the same ratio with many more parameters,
     and fitting them on the subsample took 0.23 s of NoisyHist2's audit at 1e7 calls and 0.47 s of
-    OneTimeRappor's (twenty independent bits).
+    OneTimeRappor's (twenty independent bits). Nor is the blocks family judged there: it splits
+    the same rows by the same test and finds no block of two coordinates, so it has no score.
     """
     m = SUBSAMPLE_CALLS // 2
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
@@ -949,9 +950,10 @@ def worth_fitting(
     if (
         "boosted" in screened and "product" in families
         and independent_coordinates(dev_a[:m], dev_b[:m])
-    ):  # the log ratio is a sum over coordinates: the product score's form, fitted below
-        pending = [f for f in pending if f != "boosted"]
-        screened = [f for f in screened if f != "boosted"]
+    ):  # the log ratio is a sum over coordinates: the product score's form, fitted below;
+        # blocks of one coordinate each are no block score either (the same test, the same rows)
+        pending = [f for f in pending if f not in ("boosted", "blocks")]
+        screened = [f for f in screened if f not in ("boosted", "blocks")]
         if not screened:
             return list(pending)
     sub_a = np.concatenate([dev_a[:m], dev_a[half_a : half_a + m]])

@@ -649,26 +649,27 @@ def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it()
 
 def test_boosted_trees_are_not_fitted_where_the_coordinates_look_independent() -> None:
     """Independent coordinates: the product family has the log ratio's form, trees are left out."""
-    values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.60, "product": 0.1}
+    values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.60, "blocks": 0.7, "product": 0.1}
     rng = np.random.default_rng(0)
     n = SUBSAMPLE_FROM
     independent = [rng.normal(size=(n, 2)) for _ in range(2)]
     common = rng.normal(size=(n, 1))
     dependent = [common + 0.1 * rng.normal(size=(n, 2)) for _ in range(2)]
     leader = Choice("linear", LinearScore([1.0, 0.0], 0.0), 1, 0.0, 0.8, 0.8, 0.5, "linear")
-    pending: list[Family] = ["logistic", "boosted", "product"]
+    pending: list[Family] = ["logistic", "boosted", "blocks", "product"]
     for (dev_a, dev_b), families, trees in (
-        (independent, ("linear", "logistic", "boosted", "product"), False),
-        (independent, ("linear", "logistic", "boosted"), True),  # no product score to cover it
-        (dependent, ("linear", "logistic", "boosted", "product"), True),
+        (independent, ("linear", "logistic", "boosted", "blocks", "product"), False),
+        (independent, ("linear", "logistic", "boosted", "blocks"), True),  # no product score
+        (dependent, ("linear", "logistic", "boosted", "blocks", "product"), True),
     ):
         asked: _Asked = []
         kept = worth_fitting(
             dev_a, dev_b, pending, leader, _valued(values, asked), 200_000, 0.0152, families
         )
         (_, _, fams), = asked
-        assert ("boosted" in fams) == trees
-        assert kept == (["logistic", "boosted", "product"] if trees else ["logistic", "product"])
+        # blocks of one coordinate each are no score: not judged where the trees are not
+        assert ("boosted" in fams) == ("blocks" in fams) == trees
+        assert kept == (pending if trees else ["logistic", "product"])
 
 
 def test_a_family_that_finds_nothing_in_the_first_round_is_not_fitted_again_in_the_race() -> None:
