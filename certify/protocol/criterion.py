@@ -1039,7 +1039,7 @@ def _max_worst_groups(
 
     for round_, stride in enumerate(strides):
         if round_ == 0:
-            new = {key: np.union1d(np.arange(0, sizes[key[1]], stride), [sizes[key[1]] - 1]) for key in keys}
+            new = {key: _grid(sizes[key[1]], stride) for key in keys}
         else:
             # cap of each run: the upper bound at the smaller end count of each rate
             ends = {}
@@ -1077,7 +1077,7 @@ def _max_worst_groups(
             if round_ == 0:
                 lo, hi = new[key][:-1], new[key][1:]
             else:  # the kept runs, split at their new cuts
-                points = np.unique(np.concatenate([runs[key][0], runs[key][1], new[key]]))
+                points = _distinct(np.sort(np.concatenate([runs[key][0], runs[key][1], new[key]])))
                 lo, hi = points[:-1], points[1:]
                 run = np.searchsorted(runs[key][0], lo, side="right") - 1
                 inside = (run >= 0) & (hi <= runs[key][1][np.maximum(run, 0)])
@@ -1114,6 +1114,26 @@ def _thinned_ranks(size: int) -> NDArray[np.int64]:
     if size <= MAX_CUTS:
         return np.arange(size, dtype=np.int64)
     last = size - 1
-    tail = np.unique(np.geomspace(1, size / 2, MAX_CUTS // 3).astype(np.int64))
+    tail = _distinct(np.geomspace(1, size / 2, MAX_CUTS // 3).astype(np.int64))
     middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
-    return np.unique(np.concatenate([tail - 1, last - (tail - 1), middle]))
+    return _distinct(np.sort(np.concatenate([tail - 1, last - (tail - 1), middle])))
+
+
+def _grid(size: int, stride: int) -> NDArray[np.int64]:
+    """Every ``stride``-th index below ``size`` and the last (``np.union1d`` of the two, sorted)."""
+    grid = np.arange(0, size, stride, dtype=np.int64)
+    if grid[-1] == size - 1:
+        return grid
+    return np.append(grid, np.int64(size - 1))
+
+
+def _distinct(ordered: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``np.unique`` of integers already in non-decreasing order, without its sort.
+
+    An audit asks for cut ranks and grids of cuts thousands of times (746 times in PrefixSum's
+    at 1e7 calls); ``np.unique`` of those few thousand integers took five times as long.
+    """
+    if ordered.size == 0:
+        return ordered
+    out: NDArray[np.int64] = ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
+    return out

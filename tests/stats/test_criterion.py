@@ -338,3 +338,24 @@ def test_quadrature_of_distinct_counts_is_unchanged(rng: np.random.Generator) ->
 
     together = criterion._expected_bound_quadrature(e0, 500, e1, 500, 10**6, 10**6, 0.01, 0.0)
     assert together.tolist() == [one(i) for i in range(e0.size)]
+
+
+def test_cut_ranks_and_grids_are_numpys_sorted_distinct_indices(rng: np.random.Generator) -> None:
+    """The searches' index helpers give what ``np.unique`` and ``np.union1d`` give, dtype too."""
+    for size in (1, 2, 5, 100, criterion.MAX_CUTS, criterion.MAX_CUTS + 1, 65_537, 3_000_001):
+        ranks = criterion._thinned_ranks(size)
+        last = size - 1
+        if size > criterion.MAX_CUTS:
+            tail = np.unique(np.geomspace(1, size / 2, criterion.MAX_CUTS // 3).astype(np.int64))
+            middle = np.linspace(0, last, criterion.MAX_CUTS // 3).astype(np.int64)
+            expected = np.unique(np.concatenate([tail - 1, last - (tail - 1), middle]))
+        else:
+            expected = np.arange(size, dtype=np.int64)
+        assert ranks.dtype == expected.dtype and np.array_equal(ranks, expected)
+        for stride in (1, 2, 7, 64, 1_000):
+            grid = criterion._grid(size, stride)
+            union = np.union1d(np.arange(0, size, stride), [last])
+            assert grid.dtype == union.dtype and np.array_equal(grid, union)
+    for n in (0, 1, 2, 50):
+        ordered = np.sort(rng.integers(0, 20, size=n))
+        assert np.array_equal(criterion._distinct(ordered), np.unique(ordered))
