@@ -43,7 +43,7 @@ import attrs
 import numpy as np
 from numpy.typing import NDArray
 
-from certify.blackbox._fits import FittedTrees, independent_coordinates
+from certify.blackbox._fits import FittedTrees, independent_terms
 from certify.blackbox.events import (
     DEV_LEVEL,
     FAMILIES,
@@ -934,26 +934,32 @@ def worth_fitting(
 
     Boosted trees are not fitted at all where ``families`` (the audit's) hold product scores and
     the outputs have two coordinates or more that look independent under both inputs (on the
-    subsample's first halves, :func:`~certify.blackbox._fits.independent_coordinates`): the log
-    likelihood ratio is then a sum of one term per coordinate, the score a product of binned
-    coordinates estimates, which the product family fits for the chosen pair whatever the
-    subsample shows (:data:`NOT_SCREENED`); trees fit the same ratio with many more parameters,
-    and fitting them on the subsample took 0.23 s of NoisyHist2's audit at 1e7 calls and 0.47 s of
-    OneTimeRappor's (twenty independent bits). Nor is the blocks family judged there: it splits
-    the same rows by the same test and finds no block of two coordinates, so it has no score.
+    subsample's first halves, :func:`~certify.blackbox._fits.independent_terms`), or whose
+    consecutive differences do (running sums of independent noise, PrefixSum's): the log
+    likelihood ratio is then a sum of one term per coordinate (or per difference), the score a
+    product of binned coordinates (or of binned differences) estimates, which the product family
+    fits for the chosen pair whatever the subsample shows (:data:`NOT_SCREENED`); trees fit the
+    same ratio with many more parameters, and fitting them on the subsample took 0.23 s of
+    NoisyHist2's audit at 1e7 calls, 0.47 s of OneTimeRappor's (twenty independent bits) and
+    0.35 s of PrefixSum's. Where the coordinates themselves look independent, nor is the blocks
+    family judged: it splits the same rows by the same test and finds no block of two
+    coordinates, so it has no score.
     """
     m = SUBSAMPLE_CALLS // 2
     half_a, half_b = dev_a.shape[0] // 2, dev_b.shape[0] // 2
     screened = [f for f in pending if f not in NOT_SCREENED]
     if leader is None or not screened or min(half_a, half_b) < SUBSAMPLE_FROM // 2:
         return list(pending)
-    if (
-        "boosted" in screened and "product" in families
-        and independent_coordinates(dev_a[:m], dev_b[:m])
-    ):  # the log ratio is a sum over coordinates: the product score's form, fitted below;
-        # blocks of one coordinate each are no block score either (the same test, the same rows)
-        pending = [f for f in pending if f not in ("boosted", "blocks")]
-        screened = [f for f in screened if f not in ("boosted", "blocks")]
+    terms = (
+        independent_terms(dev_a[:m], dev_b[:m])
+        if "boosted" in screened and "product" in families else None
+    )
+    if terms is not None:  # the log ratio is a sum of one term each: the product score's form,
+        # fitted below; blocks of one coordinate each are no block score either (the same test,
+        # the same rows)
+        out = ("boosted", "blocks") if terms == "coordinates" else ("boosted",)
+        pending = [f for f in pending if f not in out]
+        screened = [f for f in screened if f not in out]
         if not screened:
             return list(pending)
     sub_a = np.concatenate([dev_a[:m], dev_a[half_a : half_a + m]])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from typing import Any, Final, TypeAlias, cast, final
+from typing import Any, Final, Literal, TypeAlias, cast, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -508,6 +508,26 @@ def independent_coordinates(fit_a: NDArray[np.float64], fit_b: NDArray[np.float6
     ratio of the outputs is then a sum of one term per coordinate, the form of a product score.
     """
     return fit_a.shape[1] >= 2 and all(b.size == 1 for b in _independent_blocks(fit_a, fit_b))
+
+
+def independent_terms(
+    fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]
+) -> Literal["coordinates", "differences"] | None:
+    """What the outputs' log likelihood ratio looks like a sum over, one term each, if anything.
+
+    ``"coordinates"`` where :func:`independent_coordinates` holds; ``"differences"`` where it
+    holds of the consecutive differences instead (:meth:`DifferenceScore.steps`, an invertible
+    linear map of the outputs: running sums of independent noise, whose log ratio is the sum of
+    one term per step); None where neither looks independent. Either sum is the form of a
+    product score (the product family fits one of the coordinates and one of the differences).
+    """
+    if independent_coordinates(fit_a, fit_b):
+        return "coordinates"
+    if fit_a.shape[1] >= 2 and independent_coordinates(
+        DifferenceScore.steps(fit_a), DifferenceScore.steps(fit_b)
+    ):
+        return "differences"
+    return None
 
 
 def _block_model(

@@ -648,28 +648,33 @@ def test_the_chosen_pair_fits_only_pending_families_a_subsample_finds_worth_it()
 
 
 def test_boosted_trees_are_not_fitted_where_the_coordinates_look_independent() -> None:
-    """Independent coordinates: the product family has the log ratio's form, trees are left out."""
+    """Independent coordinates or steps: the product family has the log ratio's form, trees are out."""
     values = {"linear": 0.50, "logistic": 0.55, "boosted": 0.60, "blocks": 0.7, "product": 0.1}
     rng = np.random.default_rng(0)
     n = SUBSAMPLE_FROM
     independent = [rng.normal(size=(n, 2)) for _ in range(2)]
     common = rng.normal(size=(n, 1))
     dependent = [common + 0.1 * rng.normal(size=(n, 2)) for _ in range(2)]
+    # running sums of independent noise: dependent coordinates, independent differences
+    sums = [np.cumsum(rng.laplace(size=(n, 3)), axis=1) + shift for shift in (0.0, 0.3)]
     leader = Choice("linear", LinearScore([1.0, 0.0], 0.0), 1, 0.0, 0.8, 0.8, 0.5, "linear")
     pending: list[Family] = ["logistic", "boosted", "blocks", "product"]
-    for (dev_a, dev_b), families, trees in (
-        (independent, ("linear", "logistic", "boosted", "blocks", "product"), False),
-        (independent, ("linear", "logistic", "boosted", "blocks"), True),  # no product score
-        (dependent, ("linear", "logistic", "boosted", "blocks", "product"), True),
+    every: tuple[Family, ...] = ("linear", "logistic", "boosted", "blocks", "product")
+    for (dev_a, dev_b), families, judged in (
+        (independent, every, {"logistic"}),
+        (independent, every[:-1], {"logistic", "boosted", "blocks"}),  # no product score
+        (dependent, every, {"logistic", "boosted", "blocks"}),
+        # blocks of the coordinates are still judged: they are dependent
+        (sums, every, {"logistic", "blocks"}),
+        (sums, every[:-1], {"logistic", "boosted", "blocks"}),
     ):
         asked: _Asked = []
         kept = worth_fitting(
             dev_a, dev_b, pending, leader, _valued(values, asked), 200_000, 0.0152, families
         )
         (_, _, fams), = asked
-        # blocks of one coordinate each are no score: not judged where the trees are not
-        assert ("boosted" in fams) == ("blocks" in fams) == trees
-        assert kept == (pending if trees else ["logistic", "product"])
+        assert set(fams) - {"linear"} == judged  # and the leader's family
+        assert kept == [f for f in pending if f in judged or f == "product"]
 
 
 def test_a_family_that_finds_nothing_in_the_first_round_is_not_fitted_again_in_the_race() -> None:
