@@ -368,7 +368,7 @@ def test_a_claim_without_a_plan_is_refused() -> None:
 @pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (11, 1), (301, 64), (300, 64)])
 def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
     """Column medians equal np.median(axis=0) exactly (odd and even rows) and leave the rows as they are."""
-    from certify.protocol.families import _column_medians
+    from certify.stats._medians import column_medians as _column_medians
 
     x = np.random.default_rng(shape[0]).laplace(size=shape)
     x[0, 0] = x[-1, 0]  # a tie
@@ -381,6 +381,10 @@ def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
     frozen = x.copy()
     frozen.setflags(write=False)
     assert np.array_equal(_column_medians(frozen), np.median(x, axis=0))
+    rounded = np.round(x, 1)  # many ties, among them the middle two
+    assert np.array_equal(_column_medians(rounded), np.median(rounded, axis=0))
+    for j in range(x.shape[1]):  # as the Laplace family took them, one column at a time
+        assert _column_medians(x)[j] == np.median(x[:, j])
     x[0, -1] = np.nan
     with np.errstate(invalid="ignore"):
         assert np.array_equal(_column_medians(x), np.median(x, axis=0), equal_nan=True)

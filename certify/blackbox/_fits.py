@@ -31,6 +31,7 @@ from certify.protocol.scores import (
     _row_hashes,
 )
 from certify.stats._bins import bin_index
+from certify.stats._medians import column_medians
 
 _Halves: TypeAlias = list[tuple[NDArray[np.float64], NDArray[np.float64]]]
 """Development scores of input a and input b on two independent halves of the calls."""
@@ -241,9 +242,8 @@ def _product(
 
 def _laplace(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[ScoreModel, str] | None:
     """The product-Laplace log ratio with medians and pooled mean absolute deviations."""
+    ma, mb = column_medians(fit_a), column_medians(fit_b)
     # column by column: the temporaries are one column long, not copies of the calls
-    ma = np.array([np.median(fit_a[:, j]) for j in range(fit_a.shape[1])])
-    mb = np.array([np.median(fit_b[:, j]) for j in range(fit_b.shape[1])])
     scale = np.array([
         (np.abs(fit_a[:, j] - ma[j]).sum() + np.abs(fit_b[:, j] - mb[j]).sum())
         / (fit_a.shape[0] + fit_b.shape[0])
@@ -431,10 +431,11 @@ def _dependence_correlations(X: NDArray[np.float64]) -> tuple[NDArray[np.float64
     transforms took 96 MB at once).
     """
     specs: list[tuple[int, float | None, float | None, float, float]] = []
+    centres = column_medians(X)
     for j in range(X.shape[1]):
         x = X[:, j]
         values, counts = np.unique(x, return_counts=True)
-        transforms: list[tuple[float | None, float | None]] = [(None, None), (float(np.median(x)), None)]
+        transforms: list[tuple[float | None, float | None]] = [(None, None), (float(centres[j]), None)]
         if counts.max() >= _ATOM_SHARE * x.size and values.size > 1:
             transforms.append((None, float(values[np.argmax(counts)])))
         for centre, atom in transforms:

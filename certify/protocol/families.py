@@ -29,6 +29,7 @@ from certify._core import Pair
 from certify.errors import DataError, ParameterError
 from certify.protocol.criterion import _check_plan, expected_bound, max_bound_cut
 from certify.protocol.scores import ClippedScore, LaplaceScore
+from certify.stats._medians import column_medians
 from certify.stats.tradeoff import Target
 
 __all__ = [
@@ -296,7 +297,7 @@ class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> MedianCentroid:
         """Fit on rows ``X`` and binary labels ``y``."""
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = _column_medians(x0), _column_medians(x1)
+        m0, m1 = column_medians(x0), column_medians(x1)
         w = m1 - m0
         if self.scale:
             mad = (np.abs(x0 - m0).sum(axis=0) + np.abs(x1 - m1).sum(axis=0)) / (x0.shape[0] + x1.shape[0])
@@ -306,23 +307,6 @@ class MedianCentroid(_LinearScoreMixin, BaseEstimator):  # type: ignore[misc]
         self.intercept_ = np.array([-float(w @ (0.5 * (m0 + m1)))])
         self.n_features_in_ = x0.shape[1]
         return self
-
-
-def _column_medians(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``np.median(x, axis=0)`` by partitioning the contiguous rows of ``x.T`` (several times faster)."""
-    x = np.asarray(x, dtype=np.float64)
-    n = x.shape[0]
-    if x.ndim != 2 or n == 0 or not np.isfinite(x).all():
-        out: NDArray[np.float64] = np.median(x, axis=0)
-        return out
-    columns = np.array(x.T, order="C", copy=True)  # always a copy: partition works in place
-    k = n // 2
-    if n % 2:
-        columns.partition(k, axis=1)
-        return columns[:, k].copy()
-    columns.partition([k - 1, k], axis=1)
-    out = (columns[:, k - 1] + columns[:, k]) / 2.0  # the mean of the middle two, as np.median
-    return out
 
 
 def _within_spread(
@@ -340,7 +324,7 @@ def _within_spread(
     if kind == "variance":
         total = ((x0 - x0.mean(axis=0)) ** 2).sum(axis=0) + ((x1 - x1.mean(axis=0)) ** 2).sum(axis=0)
     else:
-        m0, m1 = (_column_medians(x0), _column_medians(x1)) if centres is None else centres
+        m0, m1 = (column_medians(x0), column_medians(x1)) if centres is None else centres
         total = np.abs(x0 - m0).sum(axis=0) + np.abs(x1 - m1).sum(axis=0)
     dof = max(x0.shape[0] + x1.shape[0] - 2, 1)
     out: NDArray[np.float64] = total / dof
@@ -504,7 +488,7 @@ class LaplaceLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
     def fit(self, X: NDArray[np.float64], y: NDArray[Any]) -> LaplaceLR:
         """Fit on rows ``X`` and binary labels ``y``."""
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = _column_medians(x0), _column_medians(x1)
+        m0, m1 = column_medians(x0), column_medians(x1)
         own, own_dof = _within_spread(x0, x1, "deviation", (m0, m1))
         scale = _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
         diff = m1 - m0
@@ -558,7 +542,7 @@ class ClippedLR(_StoredScoreMixin, BaseEstimator):  # type: ignore[misc]
         if not (isinstance(clip, int | float) and math.isfinite(clip) and clip > 0):
             raise ParameterError(f"clip must be a positive finite number; got {self.clip!r}.")
         x0, x1, self.classes_ = _two_classes(X, y)
-        m0, m1 = _column_medians(x0), _column_medians(x1)
+        m0, m1 = column_medians(x0), column_medians(x1)
         own, own_dof = _within_spread(x0, x1, "deviation", (m0, m1))
         sd = math.sqrt(math.pi / 2.0) * _combined_spread(own, own_dof, self.deviations, int(self.dof), 1.0)
         diff = m1 - m0
@@ -800,7 +784,7 @@ def _pooled(
         if kind == "variance":
             ss = ((rows - rows.mean(axis=0)) ** 2).sum(axis=0)
         else:
-            ss = np.abs(rows - _column_medians(rows)).sum(axis=0)
+            ss = np.abs(rows - column_medians(rows)).sum(axis=0)
         total = ss if total is None else total + ss
         dof += rows.shape[0] - 1
     if total is None or dof == 0:
