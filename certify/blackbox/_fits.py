@@ -508,7 +508,18 @@ def independent_coordinates(fit_a: NDArray[np.float64], fit_b: NDArray[np.float6
     Every coordinate is a block of its own (:func:`_independent_blocks`): the log likelihood
     ratio of the outputs is then a sum of one term per coordinate, the form of a product score.
     """
-    return fit_a.shape[1] >= 2 and all(b.size == 1 for b in _independent_blocks(fit_a, fit_b))
+    if fit_a.shape[1] < 2:
+        return False
+    # as :func:`_independent_blocks` links them, stopping at the first link between two
+    # coordinates (the second input's correlations are not computed where the first links some)
+    for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
+        if X.shape[0] < 2:
+            continue
+        r, owner = _dependence_correlations(X)
+        i, j = np.nonzero(np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0]))
+        if np.any(owner[i] != owner[j]):
+            return False
+    return True
 
 
 def independent_terms(

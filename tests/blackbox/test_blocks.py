@@ -9,7 +9,7 @@ import pytest
 from numpy.typing import NDArray
 
 import certify as cf
-from certify.blackbox._fits import _independent_blocks
+from certify.blackbox._fits import _independent_blocks, independent_coordinates
 from certify.blackbox.events import choose_event
 from certify.errors import DataError, RecordError
 from certify.plan import rate_level
@@ -61,6 +61,26 @@ def test_independent_coordinates_leave_the_blocks_family_out() -> None:
         a, b, ["blocks"], reserved_a=40_000, reserved_b=40_000,
         alpha_per_rate=rate_level(0.03), delta=0.0, seed=0,
     ) == []
+
+
+def test_independent_coordinates_is_every_block_of_one_coordinate() -> None:
+    """The early-stopping test agrees with the blocks it summarizes, a link under either input."""
+    rng = np.random.default_rng(2)
+    n = 3000
+    free = rng.laplace(size=(n, 3))
+    linked = free.copy()
+    linked[:, 2] = linked[:, 0] + 0.3 * rng.laplace(size=n)
+    spread = free.copy()  # dependent in spread only: the second's scale is the first's size
+    spread[:, 1] = np.abs(spread[:, 0]) * rng.normal(size=n)
+    constant = np.hstack([free[:, :1], np.ones((n, 1))])
+    cases = [
+        (free, free + 0.5, True), (free, linked, False), (linked, free, False),
+        (free, spread, False), (constant, constant + 1.0, True), (free[:, :1], free[:, :1], False),
+    ]
+    for a, b, expected in cases:
+        blocks = _independent_blocks(a, b)
+        assert independent_coordinates(a, b) == expected
+        assert expected == (a.shape[1] >= 2 and all(block.size == 1 for block in blocks))
 
 
 def _two_block_law(shift: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
