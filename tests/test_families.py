@@ -471,6 +471,11 @@ def test_difference_and_laplace_scores_equal_their_formulas_bit_for_bit() -> Non
     low, high = np.minimum(a, b), np.maximum(a, b)
     formula = (np.sign(b - a) * (2.0 * np.clip(X, low, high) - (low + high))) @ (1.0 / s)
     assert model.score(X).tobytes() == formula.tobytes()
+    # the differences scored in their own place: the Laplace score of a copy of them, the rows
+    # left as they were
+    before = X.copy()
+    assert DifferenceScore(model).score(X).tobytes() == model.score(DifferenceScore.steps(X)).tobytes()
+    assert X.tobytes() == before.tobytes()
     one = X[:, :1]
     assert DifferenceScore.steps(one).tobytes() == one.tobytes()
 
