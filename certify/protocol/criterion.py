@@ -520,7 +520,8 @@ def _thinned_cuts(unique: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDA
 
 def _sorted_unique(*runs: NDArray[np.float64]) -> NDArray[np.float64]:
     """The sorted distinct values of sorted arrays (a stable sort of their concatenation merges them)."""
-    merged = np.sort(np.concatenate(runs), kind="stable")
+    merged = np.concatenate(runs)
+    merged.sort(kind="stable")  # in place: the concatenation is this call's own
     out: NDArray[np.float64] = merged[np.concatenate([[True], merged[1:] != merged[:-1]])]
     return out
 
