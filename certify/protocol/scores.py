@@ -480,8 +480,11 @@ class LaplaceScore:
         return self._score(X, overwrite=False)
 
     def _score(self, X: NDArray[np.float64], *, overwrite: bool) -> NDArray[np.float64]:
-        """:meth:`score`; with ``overwrite``, computed in the place of ``X`` (float64 rows the
-        caller no longer needs, such as :meth:`DifferenceScore.steps`), not on a fresh copy."""
+        """:meth:`score`, with ``overwrite`` computed in the place of ``X``.
+
+        ``X`` is then float64 rows the caller no longer needs (:meth:`DifferenceScore.steps`),
+        scored without a fresh copy of them.
+        """
         _check_dimension(X, len(self.scale))
         a, b = np.asarray(self.center_a), np.asarray(self.center_b)
         low, high = np.minimum(a, b), np.maximum(a, b)
