@@ -491,13 +491,11 @@ def _independent_blocks(
     for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
         if X.shape[0] < 2:
             continue
-        r, owner = _dependence_correlations(X)
+        owner, first, second = _links(X)
         varies[owner] = True
         if owner.size < 2:
             continue
-        strong = np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0])
-        i, j = np.nonzero(strong)
-        linked[owner[i], owner[j]] = True
+        linked[first, second] = True
     n_blocks, label = connected_components(linked, directed=False)
     blocks = [np.flatnonzero(label == k) for k in range(n_blocks)]
     return [b for b in blocks if varies[b].any()]
@@ -516,11 +514,21 @@ def independent_coordinates(fit_a: NDArray[np.float64], fit_b: NDArray[np.float6
     for X in (_subsample(fit_a, _DEPENDENCE_ROWS), _subsample(fit_b, _DEPENDENCE_ROWS)):
         if X.shape[0] < 2:
             continue
-        r, owner = _dependence_correlations(X)
-        i, j = np.nonzero(np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0]))
-        if np.any(owner[i] != owner[j]):
+        _, first, second = _links(X)
+        if np.any(first != second):
             return False
     return True
+
+
+def _links(X: NDArray[np.float64]) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """The coordinates of ``X``'s transforms, and each linked pair's two coordinates.
+
+    Two transforms (:func:`_dependence_correlations`) are linked when they correlate beyond
+    :data:`_DEPENDENCE_SDS` standard errors of a correlation of independent variables.
+    """
+    r, owner = _dependence_correlations(X)
+    i, j = np.nonzero(np.abs(r) > _DEPENDENCE_SDS / math.sqrt(X.shape[0]))
+    return owner, owner[i], owner[j]
 
 
 def independent_terms(
