@@ -11,6 +11,7 @@ import pytest
 from numpy.typing import NDArray
 
 from certify.blackbox._development import (
+    FINALISTS,
     NOT_RACED,
     NOT_SCREENED,
     RACE_PRODUCT_CALLS,
@@ -33,8 +34,10 @@ from certify.blackbox._development import (
     extension,
     final_round,
     held_out_first,
+    pick_finalists,
     plan_budget,
     race,
+    raced_families,
     unordered,
     worth_fitting,
 )
@@ -218,6 +221,42 @@ def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> 
     # only the last showing counts: an earlier round's event is older evidence
     assert held_out_first(final, [showing(race_event, 0.12), showing(None, 0.0)]) == final
     assert held_out_first(final, []) == final  # one candidate pair: no race
+
+
+def test_finalists_beyond_the_leader_are_the_best_by_held_out_value() -> None:
+    """pick_finalists: the race's leader, then its last showings' held-out values decide."""
+    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.05, 0.5, 0.5, "coordinate[0]")
+
+    def showing(pair: int, round_: int, held_out: float) -> Candidate:
+        return Candidate(pair, round_, 100, event, held_out, 0.0)
+
+    alive = [5, 2, 7, 1]  # the race's order, best first
+    shown = [showing(1, 0, 0.30), showing(2, 0, 0.01)]  # an earlier round: older evidence
+    shown += [showing(5, 1, 0.02), showing(2, 1, 0.08), showing(7, 1, 0.10), showing(1, 1, 0.12)]
+    assert FINALISTS == 3
+    assert pick_finalists(alive, shown) == [5, 1, 7]  # the leader stays, worth least or not
+    assert pick_finalists(alive[:3], shown) == [5, 2, 7]  # no more than FINALISTS: as raced
+    tie = [showing(p, 1, 0.05) for p in alive]
+    assert pick_finalists(alive, tie) == [5, 2, 7]  # ties: the race's order
+
+
+def test_the_final_round_compares_the_linear_family_beside_the_showings_families() -> None:
+    """raced_families: the last showings' families, and SCREEN_ALSO, in the families' order."""
+    tail = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.05, 0.5, 0.5, "coordinate[0]")
+    held = attrs.evolve(tail, family="product", label="product")
+    families: tuple[Family, ...] = ("linear", "coordinate", "product", "logistic")
+    shown = [
+        Candidate(0, 0, 100, attrs.evolve(tail, family="logistic"), 0.1, 0.0),  # earlier round
+        Candidate(0, 1, 100, tail, 0.1, 0.0, held_event=held, held_value=0.1),
+        Candidate(1, 1, 100, tail, 0.1, 0.0),
+        Candidate(2, 1, 100, attrs.evolve(tail, family="logistic"), 0.1, 0.0),  # not a finalist
+    ]
+    assert SCREEN_ALSO == ("linear",)
+    assert raced_families([0, 1], shown, families) == ("linear", "coordinate", "product")
+    assert raced_families([0, 1], shown, families[1:]) == ("coordinate", "product")
+    # no showing counted an event: nothing raced (final_round compares all but boosted trees)
+    empty = [Candidate(0, 1, 100, None, 0.0, 0.0), Candidate(1, 1, 100, None, 0.0, 0.0)]
+    assert raced_families([0, 1], empty, families) == ()
 
 
 def test_fresh_calls_put_the_event_that_holds_before_a_chance_tail() -> None:
