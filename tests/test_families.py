@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 from typeguard import suppress_type_checks
 
 from certify import EmbeddingTable, Ledger, Pair, Protocol
@@ -478,6 +481,37 @@ def test_difference_and_laplace_scores_equal_their_formulas_bit_for_bit() -> Non
     assert X.tobytes() == before.tobytes()
     one = X[:, :1]
     assert DifferenceScore.steps(one).tobytes() == one.tobytes()
+
+
+@pytest.mark.parametrize("rows", [0, 1, 511, 512, 1537])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "int"])
+def test_scores_taken_as_tiled_lines_give_the_row_by_row_bits(rows: int, layout: str) -> None:
+    """Rows run together (steps) or tiled 512 at a time (Laplace): numpy's row-by-row bits.
+
+    Below, at and beyond one tile, with rows left over; rows in Fortran order, a strided view
+    and integers: each is scored as its C-ordered float64 copy is, whatever its layout (a
+    matrix product of Fortran-ordered terms may sum in another order), and left as it was.
+    """
+    from certify.protocol.scores import DifferenceScore
+
+    rng = np.random.default_rng(rows)
+    base = rng.laplace(size=(rows, 12)) * 10.0 ** rng.integers(-5, 5, size=(rows, 12))
+    X: NDArray[Any] = {
+        "C": base[:, :5].copy(), "F": np.asfortranarray(base[:, :5]), "strided": base[:, ::3][:, :4],
+        "int": np.round(base[:, :5] * 10).astype(np.int64),
+    }[layout]
+    before = X.copy()
+    rows64 = np.ascontiguousarray(X, dtype=np.float64)
+    d = rows64.shape[1]
+    expected = np.empty_like(rows64)
+    expected[:, :1] = rows64[:, :1]
+    expected[:, 1:] = rows64[:, 1:] - rows64[:, :-1]
+    assert DifferenceScore.steps(X).tobytes() == expected.tobytes()
+    a, b, s = rng.normal(size=d), rng.normal(size=d), rng.uniform(0.5, 2.0, size=d)
+    low, high = np.minimum(a, b), np.maximum(a, b)
+    terms = np.sign(b - a) * (2.0 * np.clip(rows64, low, high) - (low + high))
+    assert LaplaceScore(a, b, s).score(X).tobytes() == (terms @ (1.0 / s)).tobytes()
+    assert X.tobytes() == before.tobytes() and X.dtype == before.dtype
 
 
 def test_scores_refuse_rows_that_are_not_a_matrix() -> None:
