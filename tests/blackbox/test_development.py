@@ -231,7 +231,7 @@ def test_finalists_beyond_the_leader_are_the_best_by_held_out_value() -> None:
         return Candidate(pair, round_, 100, event, held_out, 0.0)
 
     alive = [5, 2, 7, 1]  # the race's order, best first
-    shown = [showing(1, 0, 0.30), showing(2, 0, 0.01)]  # an earlier round: older evidence
+    shown = [showing(1, 0, 0.30), showing(2, 0, 0.50)]  # an earlier round: older evidence
     shown += [showing(5, 1, 0.02), showing(2, 1, 0.08), showing(7, 1, 0.10), showing(1, 1, 0.12)]
     assert FINALISTS == 3
     assert pick_finalists(alive, shown) == [5, 1, 7]  # the leader stays, worth least or not

@@ -9,7 +9,7 @@ from certify.stats._medians import column_medians
 
 
 @pytest.mark.parametrize("shape", [(1, 3), (2, 5), (7, 4), (10, 1), (11, 1), (301, 64), (300, 64)])
-def testcolumn_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
+def test_column_medians_equal_numpy_medians(shape: tuple[int, int]) -> None:
     """Column medians equal np.median(axis=0) exactly (odd and even rows) and leave the rows as they are."""
     x = np.random.default_rng(shape[0]).laplace(size=shape)
     x[0, 0] = x[-1, 0]  # a tie
