@@ -766,10 +766,15 @@ def all_settled(finalists: Sequence[int], shown: Sequence[Candidate]) -> bool:
     """
     if len(finalists) < 2:
         return False
-    last = {c.pair: c.choice for c in shown if c.pair in finalists}
+    last = _last_showings(shown)
     return all(
-        (choice := last.get(p)) is not None and choice.settled for p in finalists
+        p in last and (choice := last[p].choice) is not None and choice.settled for p in finalists
     )
+
+
+def _last_showings(shown: Sequence[Candidate]) -> dict[int, Candidate]:
+    """Each pair's latest showing; ``shown`` is every showing in round order (:attr:`Race.shown`)."""
+    return {c.pair: c for c in shown}
 
 
 def extension(
@@ -991,7 +996,7 @@ def pick_finalists(alive: Sequence[int], shown: Sequence[Candidate]) -> list[int
     """
     if len(alive) <= FINALISTS:
         return list(alive)
-    last = {c.pair: c for c in shown}
+    last = _last_showings(shown)
     rest = sorted(alive[1:], key=lambda p: last[p].held_out, reverse=True)  # stable: ties by rank
     return [alive[0], *rest[: FINALISTS - 1]]
 
@@ -1007,8 +1012,11 @@ def raced_families(
     (SparseVectorTechnique3 at 1e7 calls, seed 23: 0.047 against 0.131). Empty where no showing
     counted any event: :func:`final_round` then compares every family but boosted trees.
     """
-    last = {c.pair: c for c in shown if c.pair in finalists}
-    counted = {e.family for c in last.values() for e in (c.choice, c.held_event) if e is not None}
+    last = _last_showings(shown)
+    counted = {
+        e.family for p in finalists if p in last for e in (last[p].choice, last[p].held_event)
+        if e is not None
+    }
     if counted:
         counted.update(SCREEN_ALSO)
     return tuple(f for f in families if f in counted)
