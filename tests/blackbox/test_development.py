@@ -370,6 +370,22 @@ def test_final_round_compares_finalists_with_the_families_they_raced_with() -> N
     assert pending == [f for f in VALUE_FAMILIES if f not in ("coordinate", "linear")]
 
 
+def test_a_lone_finalist_of_a_race_is_developed_with_its_showings_families_first() -> None:
+    """One finalist with raced families: those chosen on its calls, the rest left to worth_fitting."""
+    held, asked, develop = _coin_finalists()
+    index = [(0, 1), (0, 2)]
+    won, found, shown, pending = final_round(
+        [1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152, ("linear", "coordinate")
+    )
+    assert won == 1 and found is not None and shown == []  # nothing compared: no finalists shown
+    assert asked == [(int(held[2].rows[0, 0] * 1e6), ("coordinate", "linear"))]
+    assert {c.family for c in found} <= {"coordinate", "linear"}
+    assert pending == [f for f in VALUE_FAMILIES if f not in ("coordinate", "linear")]
+    # without raced families (no race: one candidate pair) it is left to choose, every family
+    assert final_round([1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152) == (1, None, [], [])
+    assert len(asked) == 1
+
+
 def test_extension_grows_where_the_reserve_hardly_notices() -> None:
     """Rates 0.5 against 0.3 with 9e5 reserved calls: cheap to grow; 0.01 against 0.002 at 2e4: not."""
     event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.0, 0.0, 0.5, "coordinate[0]")
