@@ -26,8 +26,11 @@ screen; split apart, those tables would become an interface that only these func
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -864,6 +867,53 @@ def robust_cuts(
     return out
 
 
+@final
+class _RateTable:
+    """Pessimistic reserved rates of the counts ``0 .. m`` computed so far, for one key."""
+
+    __slots__ = ("hi", "known", "lo")
+
+    def __init__(self, m: int) -> None:
+        self.known = np.zeros(m + 1, dtype=bool)
+        self.lo = np.empty(m + 1, dtype=np.float64)
+        self.hi = np.empty(m + 1, dtype=np.float64)
+
+
+@final
+class _RateTables:
+    """The :class:`_RateTable` of each ``(m, n, level, alpha, exact)``, least recently used out.
+
+    At most ``rows`` counts in all (about 17 bytes each); thread-safe: a table two threads fill
+    at once gets the same values from both.
+    """
+
+    def __init__(self, rows: int) -> None:
+        self._tables: OrderedDict[tuple[int, int, float, float, bool], _RateTable] = OrderedDict()
+        self._rows = 0
+        self._limit = rows
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, int, float, float, bool]) -> _RateTable:
+        """The table of ``key`` (a new, empty one the first time)."""
+        with self._lock:
+            table = self._tables.get(key)
+            if table is not None:
+                self._tables.move_to_end(key)
+                return table
+            table = self._tables[key] = _RateTable(key[0])
+            self._rows += key[0] + 1
+            while self._rows > self._limit and len(self._tables) > 1:
+                old, _ = self._tables.popitem(last=False)
+                self._rows -= old[0] + 1
+            return table
+
+
+_RATE_TABLE_ROWS: Final = 1 << 18
+"""Development rows up to which a key's rates are kept (:func:`_pessimistic_rates`)."""
+
+_RATE_TABLES: Final = _RateTables(1 << 21)
+
+
 def _pessimistic_rates(
     requests: Sequence[_Request], alpha: float, *, exact: bool
 ) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
@@ -871,19 +921,33 @@ def _pessimistic_rates(
 
     The rate of ``e`` errors among ``m`` development rows is that of :func:`pessimistic_bound`:
     the bound at ``alpha`` on ``n`` reserved rows of ``n`` times the bound at the development
-    level of ``e`` among ``m``. When a ``(m, n, level)`` has fewer possible counts than counts
-    asked, each distinct count is computed once; all are computed in one pass.
+    level of ``e`` among ``m``. It is a function of ``(e, m, n, level, alpha)`` alone, computed
+    elementwise, so the value computed once is the value computed again: where ``m`` is at most
+    :data:`_RATE_TABLE_ROWS`, the values are kept (:data:`_RATE_TABLES`) and only the counts
+    not asked before are computed. An audit's searches ask the same few keys thousands of times
+    (every pair of a screening round has the same calls per input, every score of every family
+    the same halves). Where ``m`` is larger, a ``(m, n, level)`` with fewer possible counts
+    than counts asked has each distinct count computed once. All are computed in one pass.
     """
     groups: dict[tuple[int, int, float], list[int]] = {}
     for i, request in enumerate(requests):
         groups.setdefault(request[:3], []).append(i)
     counts: list[NDArray[np.int64]] = []
     where: list[NDArray[np.int64] | slice] = [slice(0)] * len(requests)
+    kept: list[tuple[_RateTable, list[int], NDArray[np.int64], int]] = []
     start = 0
-    for (m, _, _), group in groups.items():
+    for key, group in groups.items():
+        m = key[0]
         asked = [requests[i][3] for i in group]
         total = sum(x.size for x in asked)
-        if m + 1 <= 2 * total:  # few possible counts: mark those asked, compute each once
+        if m <= _RATE_TABLE_ROWS:  # kept: compute the counts the table does not hold yet
+            table = _RATE_TABLES.get((*key, alpha, exact))
+            mark = np.zeros(m + 1, dtype=bool)
+            for x in asked:
+                mark[x] = True
+            counts.append(np.flatnonzero(mark & ~table.known))
+            kept.append((table, group, counts[-1], start))
+        elif m + 1 <= 2 * total:  # few possible counts: mark those asked, compute each once
             mark = np.zeros(m + 1, dtype=bool)
             for x in asked:
                 mark[x] = True
@@ -917,7 +981,14 @@ def _pessimistic_rates(
             np.concatenate([r_lo * reserved, r_hi * reserved]), np.tile(reserved, 2), alpha
         )
         lo, hi = both_lo[: e.size], both_hi[e.size:]
-    return [(lo[at], hi[at]) for at in where]
+    out = [(lo[at], hi[at]) for at in where]
+    for table, group, filled, offset in kept:
+        table.lo[filled] = lo[offset : offset + filled.size]
+        table.hi[filled] = hi[offset : offset + filled.size]
+        table.known[filled] = True
+        for i in group:
+            out[i] = (table.lo[requests[i][3]], table.hi[requests[i][3]])
+    return out
 
 
 def _bound_value(
@@ -1110,14 +1181,22 @@ def _max_worst_groups(
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _thinned_ranks(size: int) -> NDArray[np.int64]:
-    """Ranks of the candidate cuts among ``size`` sorted unique scores (all when few)."""
+    """Ranks of the candidate cuts among ``size`` sorted unique scores (all when few); read-only.
+
+    Kept by size: the scores of one search (a score per coordinate, say) often have as many
+    distinct values each.
+    """
     if size <= MAX_CUTS:
-        return np.arange(size, dtype=np.int64)
-    last = size - 1
-    tail = _distinct(np.geomspace(1, size / 2, MAX_CUTS // 3).astype(np.int64))
-    middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
-    return _distinct(np.sort(np.concatenate([tail - 1, last - (tail - 1), middle])))
+        ranks = np.arange(size, dtype=np.int64)
+    else:
+        last = size - 1
+        tail = _distinct(np.geomspace(1, size / 2, MAX_CUTS // 3).astype(np.int64))
+        middle = np.linspace(0, last, MAX_CUTS // 3).astype(np.int64)
+        ranks = _distinct(np.sort(np.concatenate([tail - 1, last - (tail - 1), middle])))
+    ranks.flags.writeable = False
+    return ranks
 
 
 def _grid(size: int, stride: int) -> NDArray[np.int64]:

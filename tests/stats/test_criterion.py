@@ -316,6 +316,34 @@ def test_rate_bounds_hold_the_rates(rng: np.random.Generator) -> None:
             assert np.all((lo <= value) & (value <= hi))
 
 
+@pytest.mark.parametrize("exact", [False, True])
+def test_kept_rates_are_the_rates_computed_afresh(
+    exact: bool, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rates answered from the kept tables are, to the bit, those computed with none kept.
+
+    Overlapping requests are asked in turn (sizes on both sides of the largest kept, levels
+    shared and not, counts asked twice in one request), through tables small enough to be
+    dropped and made again; each answer is compared with a cold computation of its request.
+    """
+    monkeypatch.setattr(criterion, "_RATE_TABLES", criterion._RateTables(3 * 2_000))
+    sizes = [1_000, 1_999, criterion._RATE_TABLE_ROWS + 1, 37]
+    for _ in range(12):
+        requests = []
+        for _ in range(int(rng.integers(1, 5))):
+            m = int(rng.choice(sizes))
+            level = float(rng.choice([0.25, 0.5]))
+            requests.append((m, 10**6, level, rng.integers(0, m + 1, int(rng.integers(1, 300)))))
+        warm = criterion._pessimistic_rates(requests, 0.0152, exact=exact)
+        for request, (lo, hi) in zip(requests, warm, strict=True):
+            with monkeypatch.context() as cold:
+                cold.setattr(criterion, "_RATE_TABLES", criterion._RateTables(0))
+                (lo0, hi0), = criterion._pessimistic_rates([request], 0.0152, exact=exact)
+            assert lo.tobytes() == lo0.tobytes() and hi.tobytes() == hi0.tobytes()
+    tables = criterion._RATE_TABLES._tables
+    assert 1 <= len(tables) <= 6 and all(key[0] <= criterion._RATE_TABLE_ROWS for key in tables)
+
+
 @pytest.mark.parametrize("target", TARGETS[:2])
 def test_quadrature_bounds_hold_the_quadrature(target: Target | None, rng: np.random.Generator) -> None:
     """The bounded quadrature brackets expected_bound's quadrature at every cut."""
