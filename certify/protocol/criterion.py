@@ -908,10 +908,10 @@ class _RateTables:
             return table
 
 
-_RATE_TABLE_ROWS: Final = 1 << 18
+_RATE_TABLE_ROWS: Final = 1 << 16
 """Development rows up to which a key's rates are kept (:func:`_pessimistic_rates`)."""
 
-_RATE_TABLES: Final = _RateTables(1 << 21)
+_RATE_TABLES: Final = _RateTables(1 << 19)
 
 
 def _pessimistic_rates(
