@@ -1047,14 +1047,17 @@ def final_round(
     other families are now fitted on its grown calls). The final round of a finalist that loses is
     taken from the reserve (one input's share where the finalists share an input).
 
-    A race's one finalist is developed the same way, with the families its last showing
-    counted, the others left to :func:`choose` (:func:`worth_fitting` judges them); only with
-    no ``raced`` families (no race: one candidate pair) is it left to :func:`choose` to fit
-    every family. Fitting every family on all of a lone finalist's calls before its round grows,
-    then the best of them again after, took PrefixSum's choice at 1e7 calls (seed 3) 3.8 s, of
-    which boosted trees 0.8 s, a family the product score's form had ruled out (1.4 s now, as
-    for its other seeds; the 72 audits of the six mechanisms at 1e7 calls, seeds 0 to 11,
-    certify the same bounds).
+    A race's one finalist whose inputs hold :data:`SUBSAMPLE_FROM` calls each is developed the
+    same way, with the families its last showing counted, the others left to :func:`choose`,
+    where :func:`worth_fitting` judges them on a subsample; with fewer calls (which
+    :func:`worth_fitting` could not judge them on), or with no ``raced`` families (no race: one
+    candidate pair), it is left to :func:`choose` to fit every family. Fitting every family on
+    all of a lone finalist's calls before its round grows, then the best of them again after,
+    took PrefixSum's choice at 1e7 calls (seed 3) 3.8 s, of which boosted trees 0.8 s, a
+    family the product score's form had ruled out (1.4 s now, as for its other seeds; the 72
+    audits of the six mechanisms at 1e7 calls, seeds 0 to 11, certify the same bounds).
+    Deferred on fewer calls, the families are fitted after the growth instead, on more calls:
+    OneTimeRappor at 1e6 calls (seed 2) took 2.9 CPU s instead of 1.9.
 
     Returns
     -------
@@ -1064,7 +1067,9 @@ def final_round(
         for one finalist), and the families still to fit for the winner (empty where its best
         event is a settled histogram: no other family's event can beat it).
     """
-    if len(finalists) == 1 and not raced:
+    if len(finalists) == 1 and (not raced or min(
+        held[i].rows.shape[0] for i in index[finalists[0]]
+    ) < SUBSAMPLE_FROM):
         return finalists[0], None, [], []
     compared: tuple[Family, ...] = (
         tuple(f for f in families if f in raced)

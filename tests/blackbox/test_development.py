@@ -370,8 +370,17 @@ def test_final_round_compares_finalists_with_the_families_they_raced_with() -> N
     assert pending == [f for f in VALUE_FAMILIES if f not in ("coordinate", "linear")]
 
 
-def test_a_lone_finalist_of_a_race_is_developed_with_its_showings_families_first() -> None:
-    """One finalist with raced families: those chosen on its calls, the rest left to worth_fitting."""
+def test_a_lone_finalist_of_a_race_is_developed_with_its_showings_families_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One finalist with raced families: those chosen on its calls, the rest left to worth_fitting.
+
+    Where its inputs hold the calls worth_fitting judges families on (here 10,000 instead of
+    SUBSAMPLE_FROM, so that the coins stay small).
+    """
+    import certify.blackbox._development as development
+
+    monkeypatch.setattr(development, "SUBSAMPLE_FROM", 10_000)
     held, asked, develop = _coin_finalists()
     index = [(0, 1), (0, 2)]
     won, found, shown, pending = final_round(
@@ -383,6 +392,13 @@ def test_a_lone_finalist_of_a_race_is_developed_with_its_showings_families_first
     assert pending == [f for f in VALUE_FAMILIES if f not in ("coordinate", "linear")]
     # without raced families (no race: one candidate pair) it is left to choose, every family
     assert final_round([1], index, held, VALUE_FAMILIES, develop, 200_000, 0.0152) == (1, None, [], [])
+    # and so with fewer calls than worth_fitting judges families on
+    few = {i: Rows(2, 20_000) for i in range(3)}
+    for i in few:
+        few[i].append(held[i].rows[:1_000])
+    assert final_round([1], index, few, VALUE_FAMILIES, develop, 200_000, 0.0152, ("linear",)) == (
+        1, None, [], []
+    )
     assert len(asked) == 1
 
 
