@@ -1062,7 +1062,7 @@ def final_round(
     Returns
     -------
     (int, list of Choice or None, list of (int, Choice, int), list of str)
-        The chosen pair, its events (None: one finalist and no race, not yet chosen), every finalist's
+        The chosen pair, its events (None: one finalist left to :func:`choose`), every finalist's
         best event of the families compared with its calls per input, the winner first (empty
         for one finalist), and the families still to fit for the winner (empty where its best
         event is a settled histogram: no other family's event can beat it).
