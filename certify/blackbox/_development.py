@@ -1054,8 +1054,9 @@ def final_round(
     candidate pair), it is left to :func:`choose` to fit every family. Fitting every family on
     all of a lone finalist's calls before its round grows, then the best of them again after,
     took PrefixSum's choice at 1e7 calls (seed 3) 3.8 s, of which boosted trees 0.8 s, a
-    family the product score's form had ruled out (1.4 s now, as for its other seeds; the 72
-    audits of the six mechanisms at 1e7 calls, seeds 0 to 11, certify the same bounds).
+    family the product score's form had ruled out (1.8 s now, 0.3 s of it this round's, as for
+    its other seeds; the 72 audits of the six mechanisms at 1e7 calls, seeds 0 to 11, certify
+    the same bounds).
     Deferred on fewer calls, the families are fitted after the growth instead, on more calls:
     OneTimeRappor at 1e6 calls (seed 2) took 2.9 CPU s instead of 1.9.
 
