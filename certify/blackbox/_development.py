@@ -1068,10 +1068,10 @@ def final_round(
         for one finalist), and the families still to fit for the winner (empty where its best
         event is a settled histogram: no other family's event can beat it).
     """
-    if len(finalists) == 1 and (not raced or min(
-        held[i].rows.shape[0] for i in index[finalists[0]]
-    ) < SUBSAMPLE_FROM):
-        return finalists[0], None, [], []
+    if len(finalists) == 1:
+        calls = min(held[i].rows.shape[0] for i in index[finalists[0]])
+        if not raced or calls < SUBSAMPLE_FROM:  # choose fits every family
+            return finalists[0], None, [], []
     compared: tuple[Family, ...] = (
         tuple(f for f in families if f in raced)
         or tuple(f for f in families if f != "boosted") or tuple(families)

@@ -20,8 +20,9 @@ fixed threshold gives a valid certificate, so an approximation here can cost pow
 validity.
 
 One module, though long: the expected bound, its pessimistic variant and the three searches
-share the private tables of Clopper-Pearson bounds, quadrature nodes and the Cornish-Fisher
-screen; split apart, those tables would become an interface that only these functions use.
+share the private tables of Clopper-Pearson bounds, quadrature nodes, the Cornish-Fisher
+screen and the kept pessimistic rates (:class:`_RateTables`); split apart, those tables would
+become an interface that only these functions use.
 """
 
 from __future__ import annotations
@@ -940,27 +941,25 @@ def _pessimistic_rates(
         m = key[0]
         asked = [requests[i][3] for i in group]
         total = sum(x.size for x in asked)
-        if m <= _RATE_TABLE_ROWS:  # kept: compute the counts the table does not hold yet
-            table = _RATE_TABLES.get((*key, alpha, exact))
-            mark = np.zeros(m + 1, dtype=bool)
-            for x in asked:
-                mark[x] = True
-            counts.append(np.flatnonzero(mark & ~table.known))
-            kept.append((table, group, counts[-1], start))
-        elif m + 1 <= 2 * total:  # few possible counts: mark those asked, compute each once
-            mark = np.zeros(m + 1, dtype=bool)
-            for x in asked:
-                mark[x] = True
-            position = np.cumsum(mark) - 1 + start
-            counts.append(np.flatnonzero(mark))
-            for i, x in zip(group, asked, strict=True):
-                where[i] = position[x]
-        else:
+        if m > _RATE_TABLE_ROWS and m + 1 > 2 * total:  # many possible counts: each as asked
             counts.append(np.concatenate(asked))
             for i, x in zip(group, asked, strict=True):
                 where[i] = slice(start, start + x.size)
                 start += x.size
             start -= total
+        else:  # few possible counts (or a kept table): mark those asked
+            mark = np.zeros(m + 1, dtype=bool)
+            for x in asked:
+                mark[x] = True
+            if m <= _RATE_TABLE_ROWS:  # kept: compute the counts the table does not hold yet
+                table = _RATE_TABLES.get((*key, alpha, exact))
+                counts.append(np.flatnonzero(mark & ~table.known))
+                kept.append((table, group, counts[-1], start))
+            else:  # compute each count asked once
+                position = np.cumsum(mark) - 1 + start
+                counts.append(np.flatnonzero(mark))
+                for i, x in zip(group, asked, strict=True):
+                    where[i] = position[x]
         start += counts[-1].size
     e = np.concatenate([np.zeros(0), *counts]).astype(np.float64)
     rows, reserved, level = (
