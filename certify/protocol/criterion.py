@@ -745,8 +745,8 @@ def robust_cut(
     (int, float, float, float)
         ``orientation``, ``threshold`` (as in :func:`best_cut`), the criterion value (the
         smallest of the halves' pessimistic bounds there) and the same with plug-in rates
-        (level 1/2). When no threshold has a positive pessimistic value, the threshold that is
-        best with plug-in rates is returned, with criterion value 0.
+        (level 1/2) at that threshold. When no threshold has a positive pessimistic value, the
+        threshold that is best with plug-in rates is returned, with criterion value 0.
 
     Raises
     ------
@@ -814,7 +814,7 @@ def robust_cuts(
     """
     blocks: list[list[_Side]] = []
     group_of: list[int] = []
-    levels: list[tuple[float, float]] = []
+    levels: list[tuple[float]] = []
     edges = []
     for g, halves in enumerate(groups):
         prepared = []
@@ -846,25 +846,34 @@ def robust_cuts(
         if cuts.size * max(int(candidates), 1) <= FEW_CUTS:  # a handful of events: less caution
             level = max(level, FEW_CUTS_LEVEL)
         _check_level(level)
-        # when no threshold is positive at the pessimistic level (too few development calls for
-        # the effect), rank by the plain plug-in rates (level 1/2) instead, so that the choice
-        # still follows the data; the pessimistic value is then 0 and the plug-in value breaks ties
-        levels.append((float(level), 0.5))
+        levels.append((float(level),))
         edges.append((cuts, below, above))
     _check_plan(n_class0, n_class1, alpha_per_rate, delta)
-    found = _max_worst_groups(
-        blocks, group_of, levels, int(n_class0), int(n_class1), float(alpha_per_rate), float(delta),
-        target,
-    )
+    plan = (int(n_class0), int(n_class1), float(alpha_per_rate), float(delta))
+    found = [at[0] for at in _max_worst_groups(blocks, group_of, levels, *plan, target)]
+    # at plug-in rates (level 1/2): where no threshold is positive at the pessimistic level (too
+    # few development calls for the effect), every cut is searched, and the best is chosen, so
+    # that the choice still follows the data; elsewhere only the chosen cut is valued
+    plug_blocks: list[list[_Side]] = []
+    plug_group: list[int] = []
+    for g, (value, block, k) in enumerate(found):
+        if value <= 0.0:
+            plug_blocks += [blocks[2 * g], blocks[2 * g + 1]]
+            plug_group += [g, g]
+        else:
+            plug_blocks.append([(fp[k : k + 1], m0, fn[k : k + 1], m1)
+                                for fp, m0, fn, m1 in blocks[2 * g + block]])
+            plug_group.append(g)
+    at_half = _max_worst_groups(plug_blocks, plug_group, [(0.5,)] * len(groups), *plan, target)
     out = []
-    for (cuts, below, above), (at_level, at_half) in zip(edges, found, strict=True):
-        chosen, block, k = at_level
-        plug_in = at_half[0]
+    for (cuts, below, above), (chosen, block, k), (plug_in,) in zip(
+        edges, found, at_half, strict=True
+    ):
         if chosen <= 0.0:
-            _, block, k = at_half
+            _, block, k = plug_in
         orientation = 1 if block == 0 else -1
         edge = below[k] if orientation == 1 else above[k]
-        out.append((orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in))
+        out.append((orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in[0]))
     return out
 
 

@@ -55,6 +55,7 @@ def every_cut_robust(
     if cuts.size * candidates <= FEW_CUTS:
         dev_level = max(dev_level, FEW_CUTS_LEVEL)
     found = {}
+    values = {}
     for level in (dev_level, 0.5):
         best = (-1.0, 1, 0)
         for orientation in (1, -1):
@@ -69,6 +70,7 @@ def every_cut_robust(
                 value = pessimistic_bound(fp * 1.0, a.size, fn * 1.0, b.size, n0, n1, alpha, delta,
                                           level, target=target)
                 worst = np.minimum(worst, value)
+            values[level, orientation] = worst
             k = int(np.argmax(worst))
             if worst[k] > best[0]:
                 best = (float(worst[k]), orientation, k)
@@ -78,7 +80,8 @@ def every_cut_robust(
         _, orientation, k = found[0.5]
     rank = ranks[k] - 1 if orientation == 1 else ranks[k] + 1
     edge = unique[rank] if 0 <= rank < unique.size else unique[ranks[k]] - orientation
-    return orientation, float(0.5 * (cuts[k] + edge)), max(chosen, 0.0), max(found[0.5][0], 0.0)
+    plug_in = float(values[0.5, orientation][k])  # at the chosen cut
+    return orientation, float(0.5 * (cuts[k] + edge)), max(chosen, 0.0), max(plug_in, 0.0)
 
 
 def every_cut_best(
