@@ -145,7 +145,8 @@ class Choice:
         The bound the reserved calls are expected to certify with pessimistic development
         rates (a ranking criterion, not a bound).
     plug_in : float
-        The same with plug-in development rates (breaks ties when ``value`` is 0).
+        The same with plug-in development rates, at ``threshold`` (a settled histogram: at its
+        best threshold); breaks ties, as where ``value`` is 0.
     auc : float
         Area under the ROC curve of the oriented score on the second half.
     label : str
