@@ -813,9 +813,10 @@ def robust_cuts(
     coordinate, which dominate a search of a few thousand development calls.
 
     Only the scores with no positive cut at the pessimistic level have their cuts searched at
-    plug-in rates; the others have one cut valued there. Searching both levels for every score
-    doubled the criterion work for a choice made on few of them: 49 of PrefixSum's 685 searches
-    at 1e7 calls (615 of SparseVectorTechnique3's 1,110, where most coordinates show nothing).
+    plug-in rates; the others have their chosen cut valued there. Searching both levels for
+    every score searched every cut twice, for a choice the plug-in level makes in few searches:
+    49 of PrefixSum's 685 at 1e7 calls (615 of SparseVectorTechnique3's 1,110, where most
+    coordinates show nothing).
     """
     blocks: list[list[_Side]] = []
     group_of: list[int] = []
@@ -861,7 +862,7 @@ def robust_cuts(
     # that the choice still follows the data; elsewhere only the chosen cut is valued
     plug_blocks: list[list[_Side]] = []
     plug_group: list[int] = []
-    for g, (value, block, k) in enumerate(found):
+    for g, (value, block, k) in enumerate(found):  # a score's blocks: orientations +1 and -1
         if value <= 0.0:
             plug_blocks += [blocks[2 * g], blocks[2 * g + 1]]
             plug_group += [g, g]
@@ -871,14 +872,14 @@ def robust_cuts(
             plug_group.append(g)
     at_half = _max_worst_groups(plug_blocks, plug_group, [(0.5,)] * len(groups), *plan, target)
     out = []
-    for (cuts, below, above), (chosen, block, k), (plug_in,) in zip(
+    for (cuts, below, above), (chosen, block, k), ((plug_in, plug_block, plug_k),) in zip(
         edges, found, at_half, strict=True
     ):
         if chosen <= 0.0:
-            _, block, k = plug_in
+            block, k = plug_block, plug_k
         orientation = 1 if block == 0 else -1
         edge = below[k] if orientation == 1 else above[k]
-        out.append((orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in[0]))
+        out.append((orientation, float(0.5 * (cuts[k] + edge)), chosen, plug_in))
     return out
 
 
