@@ -683,10 +683,12 @@ def test_pending_families_are_fitted_on_all_calls_only_where_a_subsample_shows_t
     assert a[:, 0].tolist() == [*range(m), *range(n // 2, n // 2 + m)]
     assert (b[:, 0] - 1e7).tolist() == [*range(m), *range((n + 10) // 2, (n + 10) // 2 + m)]
     # a leader that loses over half its value on the subsample, or shows nothing there, tells
-    # nothing: every pending family is fitted
+    # nothing: every pending family is fitted but boosted trees, fitted only where it says so
     assert SUBSAMPLE_HOLDS * 1.2 > values["linear"] >= SUBSAMPLE_HOLDS * 0.8
     for worse in (leader("linear", 1.2), leader("binned", 0.3)):
-        assert worth_fitting(dev_a, dev_b, pending, worse, develop_, 200_000, 0.0152) == pending
+        assert worth_fitting(dev_a, dev_b, pending, worse, develop_, 200_000, 0.0152) == [
+            "logistic", "binned", "product"
+        ]
     # no leader, or one input short of SUBSAMPLE_FROM calls: no subsample at all
     asked.clear()
     assert worth_fitting(dev_a, dev_b, pending, None, develop_, 200_000, 0.0152) == pending
