@@ -11,7 +11,7 @@ a function here:
    pair cannot win by a chance event: the value is a plug-in bound on calls that did not
    choose the event.
 3. :func:`final_round`: where the race could not tell its last pairs apart, up to
-   :data:`FINALISTS` of them (the leader and the best by held-out value, :func:`pick_finalists`)
+   :data:`FINALISTS` of them (the leader and those whose value could be best, :func:`pick_finalists`)
    each get the chosen pair's round, and the one whose best event (chosen as in 4) is better
    wins (not where each showed a settled histogram, :func:`all_settled`: the leader goes on).
 4. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
@@ -989,23 +989,43 @@ def worth_fitting(
     return [f for f in pending if f not in screened or values.get(f, -math.inf) >= bar]
 
 
-def pick_finalists(alive: Sequence[int], shown: Sequence[Candidate]) -> list[int]:
-    """The pairs the final round compares: the race's leader, then the best by held-out value.
+def pick_finalists(
+    alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool = True
+) -> list[int]:
+    """The pairs the final round compares: the race's leader, then those that could be best.
 
     ``alive`` is what the race left, best first (:attr:`Race.finalists`); ``shown`` is every
     showing in round order (:attr:`Race.shown`). Beyond :data:`FINALISTS` pairs, the leader
-    stays and the others are taken by their last showing's :attr:`Candidate.held_out`, the
-    expected bound of its event on calls that did not choose it, not by the race's ranking key,
-    its log ratio two standard deviations low. Where the race could not tell its pairs apart
-    that key ranks by the count of the event's rarer side as much as by its log ratio; a
-    well-counted event of a pair worth 0.08 outranked the linear event of one worth 0.12.
-    SparseVectorTechnique3 at 1e7 calls (seeds 0 to 27): mean 0.1170 against 0.1133, 2 seeds
-    below 0.8 of the mean against 4 (with the linear family compared too, :func:`raced_families`).
+    stays and the others are taken by the high end of their last showing's value
+    (:attr:`Candidate.upper`: its held-out log ratio, or the target's value, with both rates
+    one standard deviation low) where the final round will give each finalist more new calls
+    than the race gave it (``optimistic``), and by its held-out value
+    (:attr:`Candidate.held_out`, the expected bound of its event on calls that did not choose
+    it) otherwise.
+
+    The race left these pairs because it could not tell them apart. A final round that more
+    than doubles their calls measures them anew, and a pair whose event the race measured
+    poorly is the one it can still find best: SparseVectorTechnique3 at 1e7 calls (250,000 new
+    calls per input against at most about 92,000 in the race), seed 9, the five-and-five pair (about 0.12)
+    showed 0.026 held out after 0.339 the round before and was left out for pairs worth 0.08
+    by its held-out value (0.079 certified; 0.132 by the high end). Over seeds 0 to 27 there:
+    mean 0.1186 by the high end; 0.1170 by held-out value (seeds 9 and 22 below 0.8 of the
+    mean); 0.1133 by the race's ranking key, the log ratio two standard deviations low, which
+    ranks by the count of the event's rarer side as much as by its log ratio (4 seeds below);
+    0.1176 by the two-standard-deviation high end (14 and 22). PrefixSum at 1e7 calls, seed 5:
+    0.8395 against 0.7754. A final round with fewer new calls than the race's adds little to
+    what the race measured, and a poorly measured finalist wins it by a fluke of its
+    development value as often as it is the better pair: by the high end at 1e6 calls (25,000
+    new calls per input), SVT34Parallel fell from 0.1275 to 0.0767 (seeds 0 to 3).
     """
     if len(alive) <= FINALISTS:
         return list(alive)
     last = _last_showings(shown)
-    rest = sorted(alive[1:], key=lambda p: last[p].held_out, reverse=True)  # stable: ties by rank
+
+    def value(p: int) -> float:
+        return last[p].upper if optimistic else last[p].held_out
+
+    rest = sorted(alive[1:], key=value, reverse=True)  # stable: ties by rank
     return [alive[0], *rest[: FINALISTS - 1]]
 
 
@@ -1343,7 +1363,10 @@ def develop(
         note=lambda r, what: note(r, rounds, what), width=width, capacity=capacity,
     )
     shown, per_input, spent = raced_out.shown, raced_out.per_input, raced_out.spent
-    finalists = pick_finalists(raced_out.finalists, shown)
+    # the final round measures the finalists anew where it more than doubles their calls
+    finalists = pick_finalists(
+        raced_out.finalists, shown, optimistic=budget.final > sum(per_input)
+    )
     if all_settled(finalists, shown):
         finalists = finalists[:1]  # settled histograms: the race's counts measure them
     # the last finalists go while their rounds would take over an eighth of the reserve

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -223,21 +224,26 @@ def test_the_race_event_leads_where_it_is_worth_more_on_its_held_out_calls() -> 
     assert held_out_first(final, []) == final  # one candidate pair: no race
 
 
-def test_finalists_beyond_the_leader_are_the_best_by_held_out_value() -> None:
-    """pick_finalists: the race's leader, then its last showings' held-out values decide."""
+def test_finalists_beyond_the_leader_are_those_whose_last_showing_could_be_best() -> None:
+    """pick_finalists: the race's leader, then the last showings' high ends (or held-out values)."""
     event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.05, 0.5, 0.5, "coordinate[0]")
 
-    def showing(pair: int, round_: int, held_out: float) -> Candidate:
-        return Candidate(pair, round_, 100, event, held_out, 0.0)
+    def showing(pair: int, round_: int, held_out: float, upper: float) -> Candidate:
+        return Candidate(pair, round_, 100, event, held_out, 0.0, upper)
 
     alive = [5, 2, 7, 1]  # the race's order, best first
-    shown = [showing(1, 0, 0.30), showing(2, 0, 0.50)]  # an earlier round: older evidence
-    shown += [showing(5, 1, 0.02), showing(2, 1, 0.08), showing(7, 1, 0.10), showing(1, 1, 0.12)]
+    shown = [showing(1, 0, 0.30, 0.1), showing(7, 0, 0.50, 0.9)]  # an earlier round: older evidence
+    shown += [showing(5, 1, 0.02, 0.05), showing(2, 1, 0.15, 0.20), showing(7, 1, 0.10, 0.25)]
+    shown += [showing(1, 1, 0.12, 0.40)]
     assert FINALISTS == 3
-    assert pick_finalists(alive, shown) == [5, 1, 7]  # the leader stays, worth least or not
-    assert pick_finalists(alive[:3], shown) == [5, 2, 7]  # no more than FINALISTS: as raced
-    tie = [showing(p, 1, 0.05) for p in alive]
-    assert pick_finalists(alive, tie) == [5, 2, 7]  # ties: the race's order
+    # by the high end: 1, then 7 (the leader stays, worth least or not); by held-out value where
+    # the final round adds fewer calls than the race gave: 2, then 1; neither is as raced (2, 7)
+    assert pick_finalists(alive, shown) == [5, 1, 7]
+    assert pick_finalists(alive, shown, optimistic=False) == [5, 2, 1]
+    for optimistic in (True, False):
+        assert pick_finalists(alive[:3], shown, optimistic=optimistic) == [5, 2, 7]  # as raced
+        tie = [showing(p, 1, 0.05, 0.1) for p in alive]
+        assert pick_finalists(alive, tie, optimistic=optimistic) == [5, 2, 7]  # ties: as raced
 
 
 def test_the_final_round_compares_the_linear_family_beside_the_showings_families() -> None:
@@ -660,6 +666,33 @@ def _valued(values: dict[str, float], asked: _Asked) -> Any:
 def _numbered(n: int, offset: float) -> NDArray[np.float64]:
     """``n`` one-coordinate calls numbered ``offset``, ``offset + 1``, ...: rows say where they were taken."""
     return (offset + np.arange(n, dtype=np.float64)).reshape(-1, 1)
+
+
+def test_finalists_are_picked_by_their_high_ends_only_where_the_final_round_doubles_their_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plane's four alike pairs: at 4e5 calls the final round adds fewer calls than the race."""
+    import certify.blackbox._development as development
+
+    base = ("[0,0]", np.array([0.0, 0.0]))
+    steps = [(1.0, 0.0), (0.0, 1.0), (-1.0, 0.0), (0.0, -1.0)]
+    pairs = [(base, (f"[{a:g},{b:g}]", np.array([a, b]))) for a, b in steps]
+    asked: list[bool] = []
+
+    def recorded(alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool) -> list[int]:
+        asked.append(optimistic)
+        return pick_finalists(alive, shown, optimistic=optimistic)
+
+    monkeypatch.setattr(development, "pick_finalists", recorded)
+    for calls, optimistic in ((400_000, False), (1_000_000, True)):
+        asked.clear()
+        out = develop(
+            _sharp_plane, pairs, calls=calls, seed=0, width=2, name="plane",
+            families=VALUE_FAMILIES, dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0,
+            target=None, note=lambda r, rounds, what: None,
+        )
+        race_calls = sum(out.per_round[:-1])  # each finalist input's calls before the final round
+        assert asked == [optimistic] == [plan_budget(calls, 4, 5, 0.1, 2).final > race_calls]
 
 
 def test_pending_families_are_fitted_on_all_calls_only_where_a_subsample_shows_them_worth_it() -> None:
