@@ -990,7 +990,7 @@ def worth_fitting(
 
 
 def pick_finalists(
-    alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool = True
+    alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool
 ) -> list[int]:
     """The pairs the final round compares: the race's leader, then those that could be best.
 
@@ -1005,10 +1005,10 @@ def pick_finalists(
 
     The race left these pairs because it could not tell them apart. A final round that more
     than doubles their calls measures them anew, and a pair whose event the race measured
-    poorly is the one it can still find best: SparseVectorTechnique3 at 1e7 calls (250,000 new
-    calls per input against at most about 92,000 in the race), seed 9, the five-and-five pair (about 0.12)
-    showed 0.026 held out after 0.339 the round before and was left out for pairs worth 0.08
-    by its held-out value (0.079 certified; 0.132 by the high end). Over seeds 0 to 27 there:
+    poorly is the one it can still find best: SparseVectorTechnique3 at 1e7 calls, seed 9
+    (250,000 new calls per input against the race's 61,099), the five-and-five pair (about
+    0.12) showed 0.026 held out after 0.339 the round before and was left out for pairs worth
+    0.08 by its held-out value (0.079 certified; 0.132 by the high end). Over seeds 0 to 27 there:
     mean 0.1186 by the high end; 0.1170 by held-out value (seeds 9 and 22 below 0.8 of the
     mean); 0.1133 by the race's ranking key, the log ratio two standard deviations low, which
     ranks by the count of the event's rarer side as much as by its log ratio (4 seeds below);
