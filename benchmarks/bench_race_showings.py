@@ -22,8 +22,9 @@ the seeds, is highest (``--n-best`` of them). Run from the repository root::
     python benchmarks/bench_race_showings.py --mechanism SparseVectorTechnique3 --calls 1e7 \\
         --sizes 16663 40000 80000 160000 --seeds $(seq 200 229) --best 0 1
 
-Each seed draws from ``SeedSequence(seed, spawn_key=(1, input, size))``, the audit's own
-scheme, so seeds here are the seeds of audits. The bench reads the race's private functions
+Each input's calls at each size come from ``SeedSequence(seed, spawn_key=(1, input, size
+index))``, as an audit draws its rounds; an audit with the same seed draws rounds of other
+sizes, so its showings are not these. The bench reads the race's private functions
 (``certify.blackbox._development``): it measures the race, not the public API.
 """
 
@@ -131,6 +132,10 @@ def main() -> None:
     if sizes[0] < 8:
         parser.error("--sizes must be at least 8 calls per input")
     pairs, labels = _pairs(args.mechanism)
+    if args.best and not set(args.best) <= set(range(len(pairs))):
+        parser.error(f"--best takes pair indices from 0 to {len(pairs) - 1}")
+    if not 1 <= args.n_best < len(pairs):
+        parser.error(f"--n-best must be from 1 to {len(pairs) - 1}")
     for p, (a, b) in enumerate(pairs):
         print(f"pair {p}: {labels[a]} ~ {labels[b]}")
     every: dict[int, dict[tuple[int, int], Candidate]] = {}
