@@ -458,6 +458,25 @@ def test_difference_and_laplace_scores_equal_their_formulas_bit_for_bit() -> Non
     assert DifferenceScore.steps(one).tobytes() == one.tobytes()
 
 
+@pytest.mark.parametrize("inner", ["laplace", "product"])
+def test_differences_of_more_rows_than_one_block_score_as_all_rows_at_once(inner: str) -> None:
+    """DifferenceScore scores _HASH_ROWS rows at a time: the same bits as its inner score of all steps."""
+    from certify.protocol.scores import _HASH_ROWS, BinnedScore, DifferenceScore, ProductScore
+
+    rng = np.random.default_rng(4)
+    X = rng.laplace(size=(2 * _HASH_ROWS + 3, 4))
+    model: Any = (
+        LaplaceScore(rng.normal(size=4), rng.normal(size=4), np.full(4, 1.5)) if inner == "laplace"
+        else ProductScore(tuple(BinnedScore(j, (-1.0, 0.0, 1.0), (0.1, -0.2, 0.3, 0.5), 4)
+                                for j in range(4)))
+    )
+    before = X.copy()
+    expected = model.score(DifferenceScore.steps(X))
+    assert DifferenceScore(model).score(X).tobytes() == expected.tobytes()
+    assert DifferenceScore(model).score(X[:5]).tobytes() == expected[:5].tobytes()
+    assert X.tobytes() == before.tobytes()
+
+
 @pytest.mark.parametrize("rows", [0, 1, 511, 512, 1537])
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "int"])
 def test_scores_taken_as_tiled_lines_give_the_row_by_row_bits(rows: int, layout: str) -> None:
@@ -515,6 +534,24 @@ def test_a_linear_score_of_one_coordinate_is_that_coordinate_to_the_bit() -> Non
         for rows in (X, strided, np.clip(X, -1e30, 1e30).astype(np.float32), (X > 0).astype(np.int64)):
             expected = rows @ np.asarray(coef) + intercept
             assert model.score(rows).tobytes() == expected.tobytes()
+
+
+def test_a_histogram_scores_more_rows_than_one_block_as_each_row_alone() -> None:
+    """Rows are scored a block at a time; the blocks' edges change no row's score."""
+    from certify.protocol.scores import _HASH_ROWS, HistogramScore
+
+    rng = np.random.default_rng(2)
+    n = 2 * _HASH_ROWS + 7
+    X = np.column_stack([rng.normal(size=n), rng.integers(0, 3, size=n)]).astype(np.float64)
+    model = HistogramScore([[0.0, 1.0], [2.0, 2.0], [1.0, 0.0]], [-1.0, 2.0, 0.5], 0.25,
+                           [(0, [-0.5, 0.5])])
+    cells = model.cells(X)
+    lookup = {(0.0, 1.0): -1.0, (2.0, 2.0): 2.0, (1.0, 0.0): 0.5}
+    expected = np.array([lookup.get((a, b), 0.25) for a, b in cells.tolist()])
+    assert len(set(expected.tolist())) == 4  # every key and the default are met
+    np.testing.assert_array_equal(model.score(X), expected)
+    np.testing.assert_array_equal(model.score(X[_HASH_ROWS - 3 : _HASH_ROWS + 3]),
+                                  expected[_HASH_ROWS - 3 : _HASH_ROWS + 3])
 
 
 def test_a_histogram_scores_binned_rows_as_their_cells() -> None:

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from certify.data.draws import is_discrete
 from certify.protocol.scores import (
+    _HASH_ROWS,
     BinnedScore,
     BlockScore,
     DifferenceScore,
@@ -89,12 +90,11 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
         head = np.concatenate([_row_hashes(probe.cells(x[: 2 * _MAX_KEYS])) for x in (fit_a, fit_b)])
         if np.unique(head).size > min(_MAX_KEYS, head.size // _MIN_CELL_CALLS):
             return None
-    cells_a, cells_b = probe.cells(fit_a), probe.cells(fit_b)
     # distinct rows by their 64-bit hash (a 1-D sort, not a row sort); rows sharing a hash by
     # chance would share a key, and the stored key still scores only its own value exactly
     _, first, inverse, counts = np.unique(
-        np.concatenate([_row_hashes(cells_a), _row_hashes(cells_b)]), return_index=True,
-        return_inverse=True, return_counts=True,
+        np.concatenate([_cell_hashes(probe, fit_a), _cell_hashes(probe, fit_b)]),
+        return_index=True, return_inverse=True, return_counts=True,
     )
     inverse = inverse.reshape(-1)
     if not edges and counts[counts >= _MIN_CELL_CALLS].sum() < 0.5 * counts.sum():
@@ -108,16 +108,27 @@ def _histogram(fit_a: NDArray[np.float64], fit_b: NDArray[np.float64]) -> tuple[
     # the kept values' rows only: outputs of many coordinates with a distinct value per call
     # would otherwise copy every development call once more
     at = first[keep]
-    from_a = at < cells_a.shape[0]
+    from_a = at < fit_a.shape[0]
     keys = np.empty((keep.size, fit_a.shape[1]), dtype=np.float64)
-    keys[from_a] = cells_a[at[from_a]]
-    keys[~from_a] = cells_b[at[~from_a] - cells_a.shape[0]]
+    keys[from_a] = probe.cells(fit_a[at[from_a]])
+    keys[~from_a] = probe.cells(fit_b[at[~from_a] - fit_a.shape[0]])
     keys += 0.0  # -0.0 as 0.0, as the hashes count it
     ca = np.bincount(inverse[: fit_a.shape[0]], minlength=first.size).astype(np.float64)
     cb = np.bincount(inverse[fit_a.shape[0] :], minlength=first.size).astype(np.float64)
     scores = _log_ratio(cb, fit_b.shape[0], ca, fit_a.shape[0])
     label = f"histogram ({keep.size} values{', binned' if edges else ''})"
     return HistogramScore(keys, scores[keep], 0.0, edges), label
+
+
+def _cell_hashes(probe: HistogramScore, x: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """:func:`_row_hashes` of ``probe``'s cells of the rows of ``x``, binned a block at a time.
+
+    A binned copy of all the rows, made twice, was the largest temporary of a final round's fits.
+    """
+    return np.concatenate([
+        _row_hashes(probe.cells(x[start : start + _HASH_ROWS]))
+        for start in range(0, x.shape[0], _HASH_ROWS)
+    ] or [np.empty(0, dtype=np.uint64)])
 
 
 def _edges(
