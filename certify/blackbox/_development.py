@@ -9,11 +9,16 @@ a function here:
    fresh calls each round and keeps the calls of its earlier rounds. A pair is judged
    cross-fitted: events chosen on each half of its calls are counted on the other half, so a
    pair cannot win by a chance event: the value is a plug-in bound on calls that did not
-   choose the event.
+   choose the event. Where the development share can give every input
+   :data:`ONE_ROUND_CALLS` at once but halving's rounds would give them fewer, the race is
+   that one round.
 3. :func:`final_round`: where the race could not tell its last pairs apart, up to
-   :data:`FINALISTS` of them (the leader and those whose value could be best, :func:`pick_finalists`)
-   each get the chosen pair's round, and the one whose best event (chosen as in 4) is better
-   wins (not where each showed a settled histogram, :func:`all_settled`: the leader goes on).
+   :data:`FINALISTS` of them (the leader and those whose value could be best, :func:`pick_finalists`;
+   :data:`ROUND_FINALISTS` after a race of one round) each get the chosen pair's round, and the
+   one whose best event (chosen as in 4) is better wins (not where each showed a settled
+   histogram, :func:`all_settled`: the leader goes on). After a race of one round, that round
+   is as large as the leader's would grow to (:func:`extension`), and only the outputs of the
+   best finalist so far, of the one being compared and of inputs still to come are held.
 4. :func:`choose` chooses the event on all of the chosen pair's calls, after adding more of them
    while taking them from the reserve hardly costs the best event anything (:func:`extension`).
    A family the final round left pending is fitted on all those calls where a subsample shows
@@ -74,9 +79,11 @@ __all__ = [
     "MIN_DEV_CALLS",
     "NOT_RACED",
     "NOT_SCREENED",
+    "ONE_ROUND_CALLS",
     "RACE_FIT_CALLS",
     "RACE_FIT_SHARE",
     "RACE_PRODUCT_CALLS",
+    "ROUND_FINALISTS",
     "SCREEN_CALLS",
     "SCREEN_ALSO",
     "SCREEN_DEV_LEVEL",
@@ -110,6 +117,24 @@ MIN_DEV_CALLS: Final = 1_000
 
 SCREEN_CALLS: Final = 10_000
 """Fewest calls per input a pair gets in its first screening round (when the budget allows)."""
+
+ONE_ROUND_CALLS: Final = 80_000
+"""Calls per input of a race of one round: where the development share can give every input
+this many but halving's rounds would give them fewer in all (:func:`plan_budget`).
+
+Every pair of SparseVectorTechnique3 at 1e7 calls (DP-Sniper's code and sixteen pairs, seeds 200
+to 259) valued as a screening round values it, with no pair put out: one of the two best pairs
+(about 0.12) was among the four best by the high end of its showing (:attr:`Candidate.upper`,
+which :func:`pick_finalists` ranks by) at 51 of 60 seeds on 16,663 calls per input, at 57 on
+40,000 and at 60 of 60 on 80,000. Halving's rounds (16,663, then about 18,500 and 23,800 new calls per input)
+left both out of the final round at 6 of 52 seeds (100 to 125 and 140 to 165)."""
+
+ROUND_FINALISTS: Final = 4
+"""Most pairs the final round compares after a race of one round (:data:`ONE_ROUND_CALLS`): the
+leader and three others (:func:`pick_finalists`). The round leaves more pairs than halving's
+last round does, and on 80,000 calls per input one of SparseVectorTechnique3's two best pairs
+was among the four best by the high end of its showing at 60 of 60 seeds (among the three best
+at 55)."""
 
 SCREEN_MAX_SHARE: Final = 0.3
 """Most of the budget the screening rounds may take to give each pair its first-round calls."""
@@ -327,12 +352,16 @@ class Budget:
         Fresh calls per input of the chosen pair in its own round (before it grows).
     reserved : int
         Reserved calls per input of an even split (the audit may split their sum unevenly).
+    one_round : bool
+        The race is one round of :data:`ONE_ROUND_CALLS` calls per input (:func:`plan_budget`):
+        its finalists' round is as large as the leader's would grow to (:func:`develop`).
     """
 
     screening: tuple[int, ...]
     alive: tuple[int, ...]
     final: int
     reserved: int
+    one_round: bool = False
 
     @property
     def development_calls(self) -> int:
@@ -357,11 +386,22 @@ def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, wi
     pairs and few calls, an equal share leaves a few hundred calls per pair, where a pair whose
     best event is worth 0.05 can look like one worth 0.25.
 
+    Where the development share can give every input :data:`ONE_ROUND_CALLS` calls but half of
+    it (the screening rounds' share) cannot, the race is one round of that size
+    (``one_round``): halving's first round would give each input a fraction of it, and at a
+    fraction a pair's best event does not show yet (:data:`ONE_ROUND_CALLS`). The chosen
+    pair's round is planned as for halving. At 1e7 calls (a tenth of it for development) that is
+    the case of seven to twelve distinct inputs (DP-Sniper's eight-pair mechanisms: ten), at 3e6
+    calls of three; at 1e6 and 4e7 calls of none of the suite's mechanisms.
+
     Examples
     --------
     >>> b = plan_budget(1_000_000, 8, 10, 0.1, 1)
     >>> b.alive, b.screening[0] // 10 >= SCREEN_CALLS, b.final
     ((8, 4, 2), True, 25000)
+    >>> b = plan_budget(10_000_000, 8, 10, 0.1, 10)
+    >>> b.screening, b.alive, b.final, b.one_round
+    ((800000,), (8,), 250000, True)
     """
     dev_total = max(int(dev_fraction * calls), min(MIN_DEV_CALLS * n_pairs, calls // 2))
     cap = dev_values(calls) // (2 * max(width, 1))
@@ -373,6 +413,10 @@ def plan_budget(calls: int, n_pairs: int, n_inputs: int, dev_fraction: float, wi
     if not alive:
         final = max(min(dev_total // 2, cap), 4)
         return Budget((), (), final, _reserved(calls, 2 * final))
+    one = n_inputs * ONE_ROUND_CALLS
+    if dev_total // 2 < one <= dev_total and cap >= 2 * ONE_ROUND_CALLS:
+        final = max(min(dev_total // 4, cap // 2), 4)
+        return Budget((one,), (n_pairs,), final, _reserved(calls, one + 2 * final), True)
     screen_total = max(dev_total // 2, n_inputs * SCREEN_CALLS * len(alive))
     screen_total = min(screen_total, max(dev_total // 2, int(SCREEN_MAX_SHARE * calls)))
     per_round = min(screen_total // len(alive), n_inputs * (cap // (2 * len(alive))))
@@ -761,6 +805,13 @@ def all_settled(finalists: Sequence[int], shown: Sequence[Candidate]) -> bool:
     SparseVectorTechnique5 at 4e7 calls, whose pairs show histograms of three values of the
     same worth: 12.801 with the final round, 12.836 without it (means of three seeds).
 
+    Not after a race of one round (:func:`develop`): its leader's showing is one measurement,
+    the best of all the pairs', where halving's leader had to lead again on fresh calls in
+    every round. SparseVectorTechnique1 at 1e7 calls (seeds 0 to 3), every finalist's last
+    showing a settled histogram of eleven values, the leader alone: mean 0.0377, and 0 at
+    seed 0 (a pair worth about 0 led the round); compared in a final round: 0.0747
+    (SparseVectorTechnique2 0.0394 and 0.0675, SparseVectorTechnique5 11.46 and 11.35).
+
     ``shown`` is every showing in round order (:attr:`Race.shown`); a finalist's last showing
     is its latest.
     """
@@ -990,7 +1041,7 @@ def worth_fitting(
 
 
 def pick_finalists(
-    alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool
+    alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool, one_round: bool = False
 ) -> list[int]:
     """The pairs the final round compares: the race's leader, then those that could be best.
 
@@ -1017,8 +1068,15 @@ def pick_finalists(
     what the race measured, and a poorly measured finalist wins it by a fluke of its
     development value as often as it is the better pair: by the high end at 1e6 calls (25,000
     new calls per input), SVT34Parallel fell from 0.1275 to 0.0767 (seeds 0 to 3).
+
+    After a race of one round (``one_round``, :data:`ONE_ROUND_CALLS` calls per input), up to
+    :data:`ROUND_FINALISTS` pairs go on, taken the same way. SparseVectorTechnique3 at 1e7 calls
+    (DP-Sniper's code), the others taken by the high end: mean 0.1183 at seeds 0 to 11, none below
+    0.8 of it; by the one-deviation low end (:attr:`Candidate.plug_in`), 0.1122 and two below (a
+    pair of the 0.08 group won the final round at seeds 3 and 8).
     """
-    if len(alive) <= FINALISTS:
+    most = ROUND_FINALISTS if one_round else FINALISTS
+    if len(alive) <= most:
         return list(alive)
     last = _last_showings(shown)
 
@@ -1026,7 +1084,7 @@ def pick_finalists(
         return last[p].upper if optimistic else last[p].held_out
 
     rest = sorted(alive[1:], key=value, reverse=True)  # stable: ties by rank
-    return [alive[0], *rest[: FINALISTS - 1]]
+    return [alive[0], *rest[: most - 1]]
 
 
 def raced_families(
@@ -1059,6 +1117,7 @@ def final_round(
     reserved: int,
     alpha_per_rate: float,
     raced: Sequence[Family] = (),
+    ready: Callable[[int, set[int]], None] | None = None,
 ) -> tuple[int, list[Choice] | None, list[tuple[int, Choice, int]], list[Family]]:
     """The chosen pair: the one finalist, or the finalist whose best event is best.
 
@@ -1088,6 +1147,12 @@ def final_round(
     Deferred on fewer calls, the families are fitted after the growth instead, on more calls:
     OneTimeRappor at 1e6 calls (seed 2) took 2.9 CPU s instead of 1.9.
 
+    ``ready(p, keep)``, where given, is called before finalist ``p`` is developed and once more
+    for the winner (``keep`` empty): it brings ``p``'s inputs in ``held`` to their final round's
+    calls and may free the other inputs of ``held`` but those in ``keep``, the inputs of the
+    finalists still to come and of the best one so far (the leader until another is better).
+    The outputs of two or three finalists are then held at a time, not those of all of them.
+
     Returns
     -------
     (int, list of Choice or None, list of (int, Choice, int), list of str)
@@ -1097,6 +1162,8 @@ def final_round(
         event is a settled histogram: no other family's event can beat it).
     """
     if len(finalists) == 1:
+        if ready is not None:
+            ready(finalists[0], set())
         calls = min(held[i].rows.shape[0] for i in index[finalists[0]])
         if not raced or calls < SUBSAMPLE_FROM:  # choose fits every family
             return finalists[0], None, [], []
@@ -1104,21 +1171,70 @@ def final_round(
         tuple(f for f in families if f in raced)
         or tuple(f for f in families if f != "boosted") or tuple(families)
     )
-    found = {
-        p: develop(held[index[p][0]].rows, held[index[p][1]].rows, compared, reserved,
-                   alpha_per_rate, DEV_LEVEL)
-        for p in finalists
-    }
-    # the race's order breaks ties: the leader wins unless another finalist's event is better
+    found: dict[int, list[Choice]] = {}
+    calls_of: dict[int, int] = {}
+    best = finalists[0]  # the race's order breaks ties: the leader wins unless another is better
+    for k, p in enumerate(finalists):
+        if ready is not None:
+            ready(p, {i for q in [*finalists[k + 1 :], best] for i in index[q]})
+        found[p] = develop(held[index[p][0]].rows, held[index[p][1]].rows, compared, reserved,
+                           alpha_per_rate, DEV_LEVEL)
+        calls_of[p] = int(held[index[p][0]].rows.shape[0])
+        if found[p] and (not found[best] or found[p][0].value > found[best][0].value):
+            best = p
+    if ready is not None:
+        ready(best, set())  # the winner's outputs alone stay
     order = sorted(finalists, key=lambda p: found[p][0].value if found[p] else -math.inf,
                    reverse=True)
     won = order[0]
-    shown = [
-        (p, found[p][0], int(held[index[p][0]].rows.shape[0])) for p in order if found[p]
-    ] if len(finalists) > 1 else []
+    shown = [(p, found[p][0], calls_of[p]) for p in order if found[p]] if len(finalists) > 1 else []
     events = found[won]
     pending = [f for f in families if f not in compared] if events and not events[0].settled else []
     return won, events or None, shown, pending
+
+
+def _finalists_round(
+    leader: int,
+    shown: Sequence[Candidate],
+    index: Sequence[tuple[int, int]],
+    held: dict[int, Rows],
+    budget: Budget,
+    calls: int,
+    width: int,
+    spent: int,
+    *,
+    alpha_per_rate: float,
+    delta: float,
+    target: Target | None,
+) -> int:
+    """New calls per input of each finalist after a race of one round (``budget.one_round``).
+
+    As many as the leader's round would grow to: the plan's (``budget.final``) and what
+    :func:`extension` would add to it, judged on the event of the leader's race showing and its
+    race calls. The final round holds two finalists' outputs at a time (the best so far and the
+    one it is compared with, :func:`final_round`), so both together stay within the memory cap
+    of one pair's outputs (:func:`dev_values`); the winner may grow further in :func:`choose`.
+    Where more calls buy the leader's event little (its bound rests on the reserve), the
+    finalists stay at the plan's round and the reserve keeps the rest: ReportNoisyMax3 at 1e7
+    calls (DP-Sniper's code, seeds 0 to 11), each finalist given the 1.25 million calls per input
+    the growth may reach at most, certified 0.2282 against 0.2348 with halving.
+
+    SparseVectorTechnique3 at 1e7 calls (DP-Sniper's code), seeds 300 to 351: with halving, 13
+    seeds below 0.8 of the mean (0.1097); each finalist at 600,000 calls per input (one pair's
+    cap for each), 1 (mean 0.1196), but with two finalists' outputs held at once PrefixSum's
+    peak reached 511 MB and its CPU 15% more than halving's; at this cap (300,000), 5 of 48
+    (0.1152) for less CPU than halving's and a peak of about 400 MB.
+    """
+    choice = _last_showings(shown)[leader].choice
+    rows_a, rows_b = (held[i].rows for i in index[leader])
+    if choice is None:
+        return budget.final
+    grow = extension(
+        choice, rows_a, rows_b, budget, calls, width, alpha_per_rate=alpha_per_rate, delta=delta,
+        target=target, spent=spent + 2 * budget.final,
+    )
+    room = dev_values(calls) // (4 * max(width, 1)) - int(max(rows_a.shape[0], rows_b.shape[0]))
+    return max(min(budget.final + grow, room), 4)
 
 
 def held_out_first(found: list[Choice], shown: Sequence[Candidate]) -> list[Choice]:
@@ -1365,18 +1481,26 @@ def develop(
     shown, per_input, spent = raced_out.shown, raced_out.per_input, raced_out.spent
     # the final round measures the finalists anew where it more than doubles their calls
     finalists = pick_finalists(
-        raced_out.finalists, shown, optimistic=budget.final > sum(per_input)
+        raced_out.finalists, shown, optimistic=budget.final > sum(per_input),
+        one_round=budget.one_round,
     )
-    if all_settled(finalists, shown):
+    if all_settled(finalists, shown) and not budget.one_round:
         finalists = finalists[:1]  # settled histograms: the race's counts measure them
-    # the last finalists go while their rounds would take over an eighth of the reserve
-    while budget.final * (len({i for p in finalists for i in index[p]}) - 2) > budget.reserved // 4:
+    # the last finalists go while their rounds would take over an eighth of the reserve (not
+    # after a race of one round, whose finalists' rounds are priced below)
+    while not budget.one_round and (
+        budget.final * (len({i for p in finalists for i in index[p]}) - 2) > budget.reserved // 4
+    ):
         finalists = finalists[:-1]
     held: dict[int, Rows] = {}
     for i in (i for p in finalists for i in index[p] if i not in held):
         held[i] = raced_out.held[i] if i in raced_out.held else Rows(width, capacity)
+    del raced_out
     final = budget.final
-    if len(held) > 2:  # the memory cap holds for all the finalists' inputs (the winner may grow)
+    if budget.one_round and len(finalists) > 1:
+        final = _finalists_round(finalists[0], shown, index, held, budget, calls, width, spent,
+                                 alpha_per_rate=alpha_per_rate, delta=delta, target=target)
+    elif len(held) > 2:  # the memory cap holds for all the finalists' inputs (the winner may grow)
         held_calls = max(rows.rows.shape[0] for rows in held.values())
         final = min(final, max(dev_values(calls) // (len(held) * width) - held_calls, 4))
     what = (
@@ -1384,16 +1508,27 @@ def develop(
         else f"the {len(finalists)} pairs left, the test families of their last showings"
     )
     note(rounds, rounds, f"{what}, {final} new calls per input")
-    for i in held:
-        draw(i, rounds - 1, final, held[i])
+    drawn: set[int] = set()
+
+    def ready(p: int, keep: set[int]) -> None:
+        for i in index[p]:
+            if i not in drawn:
+                draw(i, rounds - 1, final, held[i])
+                drawn.add(i)
+        for i in [i for i in held if i in drawn and i not in keep and i not in index[p]]:
+            del held[i]  # its calls are spent, and no finalist to come needs them
+
+    if not budget.one_round:  # every finalist's round at once, within the memory cap
+        for p in finalists:
+            ready(p, set(held))
     won, found, shown_final, pending = final_round(
         finalists, index, held, families, choose_for, budget.reserved, alpha_per_rate,
-        raced_families(finalists, shown, families),
+        raced_families(finalists, shown, families), ready if budget.one_round else None,
     )
     ia, ib = index[won]
     rows_a, rows_b = held[ia], held[ib]
-    final_calls = final * len(held)
-    del held, raced_out
+    final_calls = final * len(drawn)
+    held.clear()  # the losers' outputs go (the winner's stay in rows_a and rows_b)
 
     def more(n: int) -> None:
         draw(ia, rounds, n, rows_a)

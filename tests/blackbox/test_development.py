@@ -15,7 +15,9 @@ from certify.blackbox._development import (
     FINALISTS,
     NOT_RACED,
     NOT_SCREENED,
+    ONE_ROUND_CALLS,
     RACE_PRODUCT_CALLS,
+    ROUND_FINALISTS,
     SCREEN_ALSO,
     SCREEN_FAMILIES,
     SUBSAMPLE_CALLS,
@@ -244,6 +246,76 @@ def test_finalists_beyond_the_leader_are_those_whose_last_showing_could_be_best(
         assert pick_finalists(alive[:3], shown, optimistic=optimistic) == [5, 2, 7]  # as raced
         tie = [showing(p, 1, 0.05, 0.1) for p in alive]
         assert pick_finalists(alive, tie, optimistic=optimistic) == [5, 2, 7]  # ties: as raced
+
+
+def test_after_a_race_of_one_round_four_finalists_go_on() -> None:
+    """pick_finalists(one_round=True): the leader and three others, by the same values."""
+    event = Choice("coordinate", LinearScore([1.0], 0.0), 1, 0.5, 0.05, 0.5, 0.5, "coordinate[0]")
+    alive = [5, 2, 7, 1, 3, 0]  # the race's order, best first
+    held_out = {5: 0.01, 2: 0.02, 7: 0.30, 1: 0.10, 3: 0.25, 0: 0.05}
+    high = {5: 0.5, 2: 0.9, 7: 0.35, 1: 0.8, 3: 0.3, 0: 0.95}
+    shown = [Candidate(p, 0, 80_000, event, held_out[p], 0.0, high[p]) for p in alive]
+    assert ROUND_FINALISTS == 4 > FINALISTS
+    assert pick_finalists(alive, shown, optimistic=True, one_round=True) == [5, 0, 2, 1]
+    assert pick_finalists(alive, shown, optimistic=True) == [5, 0, 2]
+    assert pick_finalists(alive, shown, optimistic=False, one_round=True) == [5, 7, 3, 1]
+    assert pick_finalists(alive[:4], shown, optimistic=True, one_round=True) == alive[:4]
+
+
+def test_the_race_is_one_round_where_halving_would_give_each_input_fewer_calls() -> None:
+    """plan_budget: one round of ONE_ROUND_CALLS per input where the development share allows it."""
+    one = plan_budget(10_000_000, 8, 10, 0.1, 10)
+    assert one.one_round and one.alive == (8,) and one.screening == (10 * ONE_ROUND_CALLS,)
+    assert one.final == 250_000 and one.reserved == (10_000_000 - 800_000 - 500_000) // 2
+    # halving's rounds give each input as much already (4e7), or one round would take more
+    # than the development share (1e6, 3e6 for ten inputs)
+    for calls in (1_000_000, 3_000_000, 40_000_000):
+        plan = plan_budget(calls, 8, 10, 0.1, 10)
+        assert not plan.one_round and len(plan.screening) == 3
+    assert plan_budget(3_000_000, 2, 3, 0.1, 1).screening == (3 * ONE_ROUND_CALLS,)
+    # nor where one pair's outputs of that many calls would not fit the memory cap
+    assert not plan_budget(10_000_000, 8, 10, 0.1, 100).one_round
+
+
+def test_a_ready_final_round_holds_the_best_and_the_coming_finalists_outputs_only() -> None:
+    """final_round(ready=...): the same winner and values as with every finalist's outputs held."""
+    inputs = [0.5, 0.52, 0.6, 0.55]
+    index = [(0, 1), (0, 2), (0, 3)]
+
+    def draw(i: int, into: Rows) -> None:
+        seq = np.random.SeedSequence(7, spawn_key=(i,))
+        draw_calls(_coin, np.array([inputs[i]]), 40_000, seq, "coin", str(i), into)
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=0, dev_level=level)
+
+    every = {i: Rows(1, 40_000) for i in range(4)}
+    for i, rows in every.items():
+        draw(i, rows)
+    expected = final_round([0, 1, 2], index, every, VALUE_FAMILIES, develop, 400_000, 0.0152)
+    held = {i: Rows(1, 40_000) for i in range(4)}
+    asked: list[tuple[int, set[int], set[int]]] = []
+
+    def ready(p: int, keep: set[int]) -> None:
+        for i in index[p]:
+            if held[i].rows.shape[0] == 0:
+                draw(i, held[i])
+        for i in [i for i in held if held[i].rows.shape[0] and i not in keep | set(index[p])]:
+            del held[i]
+        asked.append((p, keep, set(held)))
+
+    got = final_round([0, 1, 2], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152, (), ready)
+    assert got[0] == expected[0] == 1  # 0.5 against 0.6
+    assert [(p, c.value, n) for p, c, n in got[2]] == [(p, c.value, n) for p, c, n in expected[2]]
+    # before finalist 0: every input kept (all to come); before 1: the leader's and 2's; before
+    # 2: 1's (now best) and its own; then the winner's alone
+    assert [(p, keep) for p, keep, _ in asked] == [(0, {0, 1, 2, 3}), (1, {0, 1, 3}), (2, {0, 2}),
+                                                   (1, set())]
+    assert asked[-1][2] == {0, 2}
 
 
 def test_the_final_round_compares_the_linear_family_beside_the_showings_families() -> None:
@@ -538,6 +610,21 @@ def test_mirror_pairs_of_a_discrete_output_are_not_sent_to_a_final_round(jitter:
     assert len(out.finalists) == (2 if jitter else 0)
 
 
+def test_after_a_race_of_one_round_settled_finalists_still_get_a_final_round() -> None:
+    """The same mirror bits at 3e6 calls: the race is one round, and both pairs are compared."""
+    x, up, down = (("0.5", np.array([0.5])), ("0.6", np.array([0.6])), ("0.4", np.array([0.4])))
+    calls = 3_000_000
+    assert plan_budget(calls, 2, 3, 0.1, 1).one_round
+    out = develop(
+        _coin, [(x, up), (x, down)], calls=calls, seed=0, width=1, name="coin",
+        families=VALUE_FAMILIES, dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0,
+        target=None, note=lambda r, rounds, what: None,
+    )
+    last = {c.pair: c for c in out.shown}
+    assert len(last) == 2 and all(c.choice is not None and c.choice.settled for c in last.values())
+    assert {p for p, _, _ in out.finalists} == {0, 1}
+
+
 def test_growth_counts_every_development_call_already_spent() -> None:
     """A final round's loser spends development calls the plan did not count: growth leaves them.
 
@@ -646,6 +733,34 @@ def test_three_pairs_the_race_cannot_tell_apart_each_get_a_final_round() -> None
     assert {"product", "logistic"} <= {c.family for c in out.found}
 
 
+def test_after_a_race_of_one_round_the_finalists_get_the_leaders_grown_round() -> None:
+    """Three inputs at 3e6 calls: one round of ONE_ROUND_CALLS each, then both alike pairs compared.
+
+    Each finalist's inputs get the same final round, at least the plan's; every call drawn
+    counts as development, the reserve is what the budget leaves.
+    """
+    base = ("[0,0]", np.array([0.0, 0.0]))
+    pairs = [(base, ("[0.5,0]", np.array([0.5, 0.0]))), (base, ("[0,0.5]", np.array([0.0, 0.5])))]
+    calls = 3_000_000
+    plan = plan_budget(calls, 2, 3, 0.1, 2)
+    assert plan.one_round
+    out = develop(
+        _sharp_plane, pairs, calls=calls, seed=0, width=2, name="plane", families=VALUE_FAMILIES,
+        dev_fraction=0.1, alpha_per_rate=0.0152, delta=0.0, target=None,
+        note=lambda r, rounds, what: None,
+    )
+    assert out.per_round[0] == ONE_ROUND_CALLS
+    assert {p for p, _, _ in out.finalists} == {0, 1}  # alike: both compared
+    assert out.pair == out.finalists[0][0] and out.finalists[0][2] == out.finalists[1][2]
+    final = out.finalists[0][2] - ONE_ROUND_CALLS
+    assert final >= plan.final
+    grown = out.per_round[-1] - final
+    assert out.development_calls == (
+        3 * ONE_ROUND_CALLS + 3 * final + 2 * grown + 2 * out.check_calls
+    )
+    assert sum(out.reserved) == 2 * ((calls - out.development_calls) // 2)
+
+
 _Asked = list[tuple[NDArray[np.float64], NDArray[np.float64], tuple[str, ...]]]
 
 
@@ -679,7 +794,10 @@ def test_finalists_are_picked_by_their_high_ends_only_where_the_final_round_doub
     pairs = [(base, (f"[{a:g},{b:g}]", np.array([a, b]))) for a, b in steps]
     asked: list[bool] = []
 
-    def recorded(alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool) -> list[int]:
+    def recorded(
+        alive: Sequence[int], shown: Sequence[Candidate], *, optimistic: bool, one_round: bool = False
+    ) -> list[int]:
+        assert not one_round
         asked.append(optimistic)
         return pick_finalists(alive, shown, optimistic=optimistic)
 
