@@ -808,9 +808,10 @@ def all_settled(finalists: Sequence[int], shown: Sequence[Candidate]) -> bool:
     Not after a race of one round (:func:`develop`): its leader's showing is one measurement,
     the best of all the pairs', where halving's leader had to lead again on fresh calls in
     every round. SparseVectorTechnique1 at 1e7 calls (seeds 0 to 3), every finalist's last
-    showing a settled histogram of eleven values, the leader alone: mean 0.0377, and 0 at
-    seed 0 (a pair worth about 0 led the round); compared in a final round: 0.0747
-    (SparseVectorTechnique2 0.0394 and 0.0675, SparseVectorTechnique5 11.46 and 11.35).
+    showing a settled histogram of eleven values, the finalists at one pair's full memory cap
+    (:func:`_finalists_round`), the leader alone: mean 0.0377, and 0 at seed 0 (a pair worth
+    about 0 led the round); compared in a final round: 0.0747 (SparseVectorTechnique2 0.0394
+    and 0.0675, SparseVectorTechnique5 11.46 and 11.35).
 
     ``shown`` is every showing in round order (:attr:`Race.shown`); a finalist's last showing
     is its latest.
