@@ -55,6 +55,19 @@ def _coin(x: NDArray[Any], n: int, rng: np.random.Generator) -> NDArray[np.int64
     return (rng.random(n) < x[0]).astype(np.int64)
 
 
+def _choose_event(seed: int) -> Any:
+    """The event choice at the audit's settings (delta 0): ``develop(a, b, families, ...)``."""
+
+    def develop(
+        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
+        level: float,
+    ) -> list[Choice]:
+        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
+                            delta=0.0, seed=seed, dev_level=level)
+
+    return develop
+
+
 def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -> tuple[int, Any]:
     """Race pairs of biased bits (the inputs are the probabilities) on the cheap families."""
     inputs = sorted({p for pair in probabilities for p in pair})
@@ -64,12 +77,7 @@ def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -
         seq = np.random.SeedSequence(seed, spawn_key=(1, i, r))
         draw_calls(_coin, np.array([inputs[i]]), n, seq, "coin", str(inputs[i]), into)
 
-    def develop(
-        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
-        level: float,
-    ) -> list[Choice]:
-        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
-                            delta=0.0, seed=seed, dev_level=level)
+    develop = _choose_event(seed)
 
     cheap: tuple[Family, ...] = tuple(f for f in VALUE_FAMILIES if f not in NOT_RACED)
     raced = race(
@@ -286,12 +294,7 @@ def test_a_ready_final_round_holds_the_best_and_the_coming_finalists_outputs_onl
         seq = np.random.SeedSequence(7, spawn_key=(i,))
         draw_calls(_coin, np.array([inputs[i]]), 40_000, seq, "coin", str(i), into)
 
-    def develop(
-        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
-        level: float,
-    ) -> list[Choice]:
-        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
-                            delta=0.0, seed=0, dev_level=level)
+    develop = _choose_event(0)
 
     every = {i: Rows(1, 40_000) for i in range(4)}
     for i, rows in every.items():
@@ -558,12 +561,7 @@ def test_final_round_takes_the_finalist_whose_event_is_best_on_all_its_calls() -
     for i, rows in held.items():
         draw_calls(_coin, np.array([inputs[i]]), 40_000, np.random.SeedSequence(i), "coin", "x", rows)
 
-    def develop(
-        a: NDArray[np.float64], b: NDArray[np.float64], fams: Any, reserved: int, alpha: float,
-        level: float,
-    ) -> list[Choice]:
-        return choose_event(a, b, fams, reserved_a=reserved, reserved_b=reserved, alpha_per_rate=alpha,
-                            delta=0.0, seed=0, dev_level=level)
+    develop = _choose_event(0)
 
     index = [(0, 1), (0, 2)]
     won, found, shown, _ = final_round([0, 1], index, held, VALUE_FAMILIES, develop, 400_000, 0.0152)
