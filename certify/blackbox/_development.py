@@ -126,8 +126,9 @@ Every pair of SparseVectorTechnique3 at 1e7 calls (DP-Sniper's code and sixteen 
 to 259) valued as a screening round values it, with no pair put out: one of the two best pairs
 (about 0.12) was among the four best by the high end of its showing (:attr:`Candidate.upper`,
 which :func:`pick_finalists` ranks by) at 51 of 60 seeds on 16,663 calls per input, at 57 on
-40,000 and at 60 of 60 on 80,000. Halving's rounds (16,663, then about 18,500 and 23,800 new calls per input)
-left both out of the final round at 6 of 52 seeds (100 to 125 and 140 to 165)."""
+40,000 and at 60 of 60 on 80,000. Halving's rounds (16,663, then about 18,500 and 23,800 new
+calls per input) left both out of the final round at 6 of 52 seeds (100 to 125 and 140 to
+165)."""
 
 ROUND_FINALISTS: Final = 4
 """Most pairs the final round compares after a race of one round (:data:`ONE_ROUND_CALLS`): the
@@ -1072,9 +1073,10 @@ def pick_finalists(
 
     After a race of one round (``one_round``, :data:`ONE_ROUND_CALLS` calls per input), up to
     :data:`ROUND_FINALISTS` pairs go on, taken the same way. SparseVectorTechnique3 at 1e7 calls
-    (DP-Sniper's code), the others taken by the high end: mean 0.1183 at seeds 0 to 11, none below
-    0.8 of it; by the one-deviation low end (:attr:`Candidate.plug_in`), 0.1122 and two below (a
-    pair of the 0.08 group won the final round at seeds 3 and 8).
+    (DP-Sniper's code, the finalists at one pair's full memory cap), the others taken by the
+    high end: mean 0.1183 at seeds 0 to 11, none below 0.8 of it; by the one-deviation low end
+    (:attr:`Candidate.plug_in`), 0.1122 and two below (a pair of the 0.08 group won the final
+    round at seeds 3 and 8).
     """
     most = ROUND_FINALISTS if one_round else FINALISTS
     if len(alive) <= most:
