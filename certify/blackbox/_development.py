@@ -1225,8 +1225,8 @@ def _finalists_round(
     SparseVectorTechnique3 at 1e7 calls (DP-Sniper's code), seeds 300 to 351: with halving, 13
     seeds below 0.8 of the mean (0.1097); each finalist at 600,000 calls per input (one pair's
     cap for each), 1 (mean 0.1196), but with two finalists' outputs held at once PrefixSum's
-    peak reached 511 MB and its CPU 15% more than halving's; at this cap (300,000), 5 of 48
-    (0.1152) for less CPU than halving's and a peak of about 400 MB.
+    peak reached 511 MB and its CPU 15% more than halving's; at this cap (300,000), 5 of 52
+    (mean 0.1158), for 0.97 of halving's CPU (1.04 on PrefixSum) and a peak of about 400 MB.
     """
     choice = _last_showings(shown)[leader].choice
     rows_a, rows_b = (held[i].rows for i in index[leader])
