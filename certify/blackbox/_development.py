@@ -30,7 +30,7 @@ Each input's calls are held in one :class:`Rows` buffer, filled in place as roun
 
 Nothing here sees a reserved call: whatever these stages choose, the certificate stays valid.
 
-The module stays over 800 lines (about 1,400) because it holds one idea, how development calls are
+The module stays over 800 lines (about 1,600) because it holds one idea, how development calls are
 spent. The stages share the budget's constants, and each stage's cost is judged against the
 others (the race's share, the final round's, the growth's). Each stage is a function with its
 own tests in ``tests/blackbox/test_development.py``; splitting the race into a module of its own
