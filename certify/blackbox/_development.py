@@ -1187,9 +1187,9 @@ def final_round(
             best = p
     if ready is not None:
         ready(best, set())  # the winner's outputs alone stay
+    won = best
     order = sorted(finalists, key=lambda p: found[p][0].value if found[p] else -math.inf,
-                   reverse=True)
-    won = order[0]
+                   reverse=True)  # stable: won first
     shown = [(p, found[p][0], calls_of[p]) for p in order if found[p]] if len(finalists) > 1 else []
     events = found[won]
     pending = [f for f in families if f not in compared] if events and not events[0].settled else []
