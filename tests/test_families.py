@@ -477,6 +477,32 @@ def test_differences_of_more_rows_than_one_block_score_as_all_rows_at_once(inner
     assert X.tobytes() == before.tobytes()
 
 
+@pytest.mark.parametrize("rows", [1, 2, 1001])
+def test_laplace_of_differences_fits_as_on_the_steps_of_all_rows(rows: int) -> None:
+    """The Laplace fit to the steps, a step column at a time: the fit to all steps, bit for bit.
+
+    Odd and even counts (one middle value or the mean of two), ties and zeros of both signs; the
+    rows are left as they were.
+    """
+    from certify.blackbox._fits import _laplace
+    from certify.protocol.scores import DifferenceScore
+
+    rng = np.random.default_rng(rows)
+    a, b = rng.laplace(size=(rows, 5)), rng.laplace(1.0, 2.0, size=(rows + 1, 5))
+    a[::3, 2] = a[::3, 1]
+    b[::4, 0] = -0.0
+    before = a.copy(), b.copy()
+    columns = _laplace(a, b, differences=True)
+    whole = _laplace(DifferenceScore.steps(a), DifferenceScore.steps(b))
+    assert columns is not None and whole is not None
+    model, expected = columns[0], whole[0]
+    assert isinstance(model, LaplaceScore) and isinstance(expected, LaplaceScore)
+    for got, want in [(model.center_a, expected.center_a), (model.center_b, expected.center_b),
+                      (model.scale, expected.scale)]:
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    assert a.tobytes() == before[0].tobytes() and b.tobytes() == before[1].tobytes()
+
+
 @pytest.mark.parametrize("rows", [0, 1, 511, 512, 1537])
 @pytest.mark.parametrize("layout", ["C", "F", "strided", "int"])
 def test_scores_taken_as_tiled_lines_give_the_row_by_row_bits(rows: int, layout: str) -> None:
