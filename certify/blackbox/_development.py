@@ -1227,6 +1227,8 @@ def _finalists_round(
     cap for each), 1 (mean 0.1196), but with two finalists' outputs held at once PrefixSum's
     peak reached 511 MB and its CPU 15% more than halving's; at this cap (300,000), 5 of 52
     (mean 0.1158), for 0.97 of halving's CPU (1.04 on PrefixSum) and a peak of about 400 MB.
+    On seeds 400 to 451 the full cap did worse (0.1166, 2 below) than this cap (0.1211, 1), and
+    a third of the cap (400,000) no better (0.1192, 1).
     """
     choice = _last_showings(shown)[leader].choice
     rows_a, rows_b = (held[i].rows for i in index[leader])
