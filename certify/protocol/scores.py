@@ -693,16 +693,19 @@ class DifferenceScore:
         coordinates).
         """
         X = np.asarray(X)
-        blocks = range(0, X.shape[0], _HASH_ROWS) if X.ndim == 2 and X.shape[0] else [0]
-        parts = []
-        for start in blocks:
-            steps = self.steps(X[start : start + _HASH_ROWS] if len(blocks) > 1 else X)
-            parts.append(
-                self.inner._score(steps, overwrite=True)  # the steps are this block's own
-                if isinstance(self.inner, LaplaceScore) else self.inner.score(steps)
-            )
-        out: NDArray[np.float64] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if X.ndim != 2 or X.shape[0] <= _HASH_ROWS:
+            return self._inner_score(self.steps(X))
+        out: NDArray[np.float64] = np.concatenate([
+            self._inner_score(self.steps(X[start : start + _HASH_ROWS]))
+            for start in range(0, X.shape[0], _HASH_ROWS)
+        ])
         return out
+
+    def _inner_score(self, steps: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The inner score of steps this call made (a Laplace score overwrites them in place)."""
+        if isinstance(self.inner, LaplaceScore):
+            return self.inner._score(steps, overwrite=True)
+        return self.inner.score(steps)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready description."""
