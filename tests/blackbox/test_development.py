@@ -262,12 +262,20 @@ def test_after_a_race_of_one_round_four_finalists_go_on() -> None:
     alive = [5, 2, 7, 1, 3, 0]  # the race's order, best first
     held_out = {5: 0.01, 2: 0.02, 7: 0.30, 1: 0.10, 3: 0.25, 0: 0.05}
     high = {5: 0.5, 2: 0.9, 7: 0.35, 1: 0.8, 3: 0.3, 0: 0.95}
-    shown = [Candidate(p, 0, 80_000, event, held_out[p], 0.0, high[p]) for p in alive]
+    low = {5: 0.0, 2: 0.0, 7: 0.25, 1: 0.05, 3: 0.2, 0: 0.0}
+    shown = [Candidate(p, 0, 80_000, event, held_out[p], low[p], high[p]) for p in alive]
     assert ROUND_FINALISTS == 4 > FINALISTS
-    assert pick_finalists(alive, shown, optimistic=True, one_round=True) == [5, 0, 2, 1]
+    # by the high end, each capped at held-out + 2 (held-out - low): 2 and 0, tails with
+    # nothing at the low end, fall to 0.06 and 0.15, and 1 to 0.2 (0.10 + 2 x 0.05); 7 and 3
+    # keep their high ends
+    assert pick_finalists(alive, shown, optimistic=True, one_round=True) == [5, 7, 3, 1]
+    # after halving, by the high end alone
     assert pick_finalists(alive, shown, optimistic=True) == [5, 0, 2]
     assert pick_finalists(alive, shown, optimistic=False, one_round=True) == [5, 7, 3, 1]
     assert pick_finalists(alive[:4], shown, optimistic=True, one_round=True) == alive[:4]
+    # where the cap ranks them alike, the race's order breaks the tie
+    flat = [Candidate(p, 0, 80_000, event, 0.1, 0.05, 0.9) for p in alive]
+    assert pick_finalists(alive, flat, optimistic=True, one_round=True) == [5, 2, 7, 1]
 
 
 def test_the_race_is_one_round_where_halving_would_give_each_input_fewer_calls() -> None:
