@@ -41,7 +41,7 @@ import certify.blackbox.audit as audit_module
 from certify.blackbox import SUITE
 from certify.blackbox._development import Development
 from certify.blackbox.events import Choice
-from certify.stats.binomial import clopper_pearson_lower, clopper_pearson_upper
+from certify.protocol.criterion import pessimistic_bound
 
 CHUNK = 200_000
 
@@ -51,19 +51,20 @@ COMPARATORS: dict[str, Callable[[Choice], float]] = {
 }
 
 
-def expected_bound(p_a: float, p_b: float, n: int, alpha: float) -> float:
-    """The bound an event with rates ``p_a``, ``p_b`` would certify on ``n`` calls per input.
+def expected_bound(k_a: int, k_b: int, calls: int, n: int, alpha: float) -> float:
+    """The bound an event counted ``k_a`` and ``k_b`` times in ``calls`` per input would certify.
 
-    Counts at their means, each rate bounded at ``alpha`` as the evaluation bounds it, in the
-    better of the two directions (the set rare under a, or its complement rare under b).
+    On ``n`` calls per input, its rates at their plug-in values, each bounded at ``alpha`` as the
+    evaluation bounds it (``pessimistic_bound`` at level 1/2, as the audit values held-out
+    counts), in the better of the two directions (the set rare under a, or its complement rare
+    under b).
     """
-
-    def one(rare: float, hits: float) -> float:
-        upper = clopper_pearson_upper(min(round(rare * n), n), n, alpha)
-        lower = clopper_pearson_lower(min(round(hits * n), n), n, alpha)
-        return math.log(lower / upper) if lower > 0.0 else -math.inf
-
-    return max(one(p_a, p_b), one(1.0 - p_b, 1.0 - p_a))
+    inside = np.array([float(k_a)]), np.array([float(calls - k_b)])
+    outside = np.array([float(calls - k_b)]), np.array([float(k_a)])
+    return max(
+        float(pessimistic_bound(rare, calls, misses, calls, n, n, alpha, 0.0, 0.5)[0])
+        for rare, misses in (inside, outside)
+    )
 
 
 def fresh_value(
@@ -71,7 +72,7 @@ def fresh_value(
 ) -> float:
     """``choice``'s expected bound (:func:`expected_bound`) from ``calls`` fresh calls per input."""
     m = SUITE[name]
-    rates = []
+    counts = []
     for side, x in enumerate(inputs):
         rng = np.random.default_rng([*seed, side])
         inside, done = 0, 0
@@ -81,8 +82,8 @@ def fresh_value(
             score = choice.orientation * choice.model.score(out)
             inside += int(np.count_nonzero(score >= choice.orientation * choice.threshold))
             done += size
-        rates.append(inside / calls)
-    return expected_bound(rates[0], rates[1], n, alpha)
+        counts.append(inside)
+    return expected_bound(counts[0], counts[1], calls, n, alpha)
 
 
 def audit_finalists(name: str, calls: int, seed: int, truth_calls: int) -> dict[str, Any]:
