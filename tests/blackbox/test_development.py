@@ -12,6 +12,7 @@ import pytest
 from numpy.typing import NDArray
 
 from certify.blackbox._development import (
+    CLEAR_LEVEL,
     FINALISTS,
     NOT_RACED,
     NOT_SCREENED,
@@ -25,6 +26,7 @@ from certify.blackbox._development import (
     SUBSAMPLE_HOLDS,
     Budget,
     Candidate,
+    Race,
     Rows,
     _cross_fitted_showing,
     _directed_counts,
@@ -37,6 +39,7 @@ from certify.blackbox._development import (
     extension,
     final_round,
     held_out_first,
+    one_round_clear_level,
     pick_finalists,
     plan_budget,
     race,
@@ -70,6 +73,12 @@ def _choose_event(seed: int) -> Any:
 
 def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -> tuple[int, Any]:
     """Race pairs of biased bits (the inputs are the probabilities) on the cheap families."""
+    raced = _raced(probabilities, budget, seed)
+    return raced.finalists[0], raced.shown
+
+
+def _raced(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -> Race:
+    """:func:`_race`'s whole :class:`Race`."""
     inputs = sorted({p for pair in probabilities for p in pair})
     index = [(inputs.index(a), inputs.index(b)) for a, b in probabilities]
 
@@ -88,7 +97,7 @@ def _race(probabilities: list[tuple[float, float]], budget: Budget, seed: int) -
     for p in raced.finalists:
         for i in index[p]:
             assert raced.held[i].rows.shape[0] == sum(raced.per_input)
-    return raced.finalists[0], raced.shown
+    return raced
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -108,6 +117,30 @@ def test_race_stops_when_one_pair_is_left() -> None:
     won, shown = _race(pairs, budget, 0)
     assert won == 0
     assert max(c.round for c in shown) < len(budget.screening) - 1 or len(budget.screening) == 1
+
+
+def test_a_race_of_one_round_puts_a_pair_out_only_at_the_level_its_values_share() -> None:
+    """Bits at 0.6 and 0.58 against 0.5: two standard deviations apart, not at the shared level.
+
+    A race of one round compares the values of every family of every pair at once; a pair goes
+    out only where the gap holds at CLEAR_LEVEL shared by them all (one_round_clear_level).
+    """
+    assert one_round_clear_level(8) == pytest.approx(
+        CLEAR_LEVEL / (8 * (SCREEN_FAMILIES + len(SCREEN_ALSO)))
+    )
+    pairs = [(0.5, 0.6), (0.5, 0.58)]
+    budget = plan_budget(3_000_000, len(pairs), 3, 0.1, 1)
+    assert budget.one_round
+    raced = _raced(pairs, budget, 0)
+    lead, other = sorted(raced.shown, key=lambda c: c.pair)
+    assert other.clear[1] < lead.clear[0]  # out at two standard deviations
+    assert other.sure is not None and lead.sure is not None
+    assert other.sure[1] >= lead.sure[0]  # not where the round's values share the level
+    assert raced.finalists == [0, 1]
+    # halving's rounds keep two standard deviations: no shared level is computed
+    halving = plan_budget(400_000, len(pairs), 3, 0.1, 1)
+    assert not halving.one_round
+    assert all(c.sure is None for c in _raced(pairs, halving, 0).shown)
 
 
 def test_held_out_counts_follow_the_direction_the_event_was_chosen_for() -> None:
