@@ -212,8 +212,8 @@ def one_round_clear_level(pairs: int) -> float:
     deviations low) of a pair whose events are worth about 0.05 was left the only finalist,
     and the audit certified 0.047. A pair now goes only where the gap holds for all the values
     compared at once (Bonferroni): 0.120 there. On seeds 702 to 753, mean 0.1166 and 4 seeds
-    below 0.8 of it, against 0.1154 and 5; four other seeds move by 0.009 to 0.012, two of them
-    down. The pairs that stay have final rounds, taken from the reserve: at 1e7 calls the
+    below 0.8 of it, against 0.1154 and 5; of four other seeds that move, two go down (by 0.009
+    and 0.012). The pairs that stay have final rounds, taken from the reserve: at 1e7 calls the
     suite's ReportNoisyMax4 certified 0.9271 against 0.9547 (seeds 0 to 3; seed 0's tail event,
     the same, on a smaller reserve) and its PrefixSum 0.8089 against 0.8331 (seed 1 took another
     pair), its SparseVectorTechnique6 0.2829 against 0.2794; ReportNoisyMax3 on DP-Sniper's
@@ -808,7 +808,8 @@ def race(
                 alpha_per_rate=alpha_per_rate, delta=delta, target=target, clear_level=level,
             )
         shown.extend(round_shown.values())
-        # out: every pair clearly behind the best (two standard deviations on each side), and,
+        # out: every pair clearly behind the best (two standard deviations on each side, after a
+        # race of one round at that level shared by all the round's values), and,
         # up to half of the pairs, those behind by one standard deviation on each side (not
         # after the last round: the pairs it leaves go to the final round, :func:`final_round`)
         ranked = sorted(alive, key=lambda q: round_shown[q].key, reverse=True)
