@@ -41,6 +41,7 @@ import certify.blackbox.audit as audit_module
 from certify.blackbox import SUITE
 from certify.blackbox._development import Development
 from certify.blackbox.events import Choice
+from certify.plan import rate_level
 from certify.protocol.criterion import pessimistic_bound
 
 CHUNK = 200_000
@@ -108,7 +109,7 @@ def audit_finalists(name: str, calls: int, seed: int, truth_calls: int) -> dict[
         audit_module.develop = develop  # type: ignore[assignment]
     dev, labelled = kept[0]
     n = min(audit.reserved_calls.values())
-    alpha = 1.0 - math.sqrt(audit.level_used)
+    alpha = rate_level(1.0 - audit.level_used)  # each rate's level, as the evaluation bounds it
     finalists = []
     for k, (p, choice, round_calls) in enumerate(dev.finalists):
         (label_a, x_a), (label_b, x_b) = labelled[p]
@@ -133,13 +134,13 @@ def main() -> None:
     start = time.perf_counter()
     for seed in args.seeds:
         got = audit_finalists(args.mechanism, int(args.calls), seed, int(args.truth_calls))
-        print(f"seed {seed}: certified {got['bound']:.4f} with {got['chosen']} "
+        print(f"seed {seed}: Certificate epsilon_lower {got['bound']:.4f} with {got['chosen']} "
               f"({time.perf_counter() - start:.0f} s)", flush=True)
         finalists = got["finalists"]
         for f in finalists:
             c = f["choice"]
             print(f"  {f['pair']}: {f['family']} on {f['calls']} calls per input, development "
-                  f"{c.value:.4f}, plug-in {c.plug_in:.4f}, fresh {f['fresh']:.4f}")
+                  f"{c.value:.4f}, plug-in {c.plug_in:.4f}, fresh {f['fresh']:.4f} (diagnostics)")
         if len(finalists) < 2:
             continue
         best = max(f["fresh"] for f in finalists)
